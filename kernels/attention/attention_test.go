@@ -155,7 +155,7 @@ func gateCases() []gateCase {
 						add(fmt.Sprintf("%s/T=%d", kv, t), Params{Kernel: k, Shape: kvs(Shape{H: 2, Hkv: 1, D: d, T: t, Cap: t + 3}), Exp: e}, random)
 					}
 				}
-				for _, g := range []int{1, 3, 4, 8} {
+				for _, g := range []int{1, 3, 4, 8, 13, 15} { // 13, 15: AVX-512 f16's octs, then quads, pairs, a lone head
 					for _, d := range []int{64, 96, 128, 256} {
 						add(fmt.Sprintf("%s/gqa=%d", kv, g), Params{Kernel: k, Shape: kvs(Shape{H: 2 * g, Hkv: 2, D: d, T: 77}), Exp: e}, random)
 					}
@@ -187,7 +187,7 @@ func gateCases() []gateCase {
 						add(fmt.Sprintf("pos/%s/T=%d", kv, t), Params{Kernel: k, Shape: pos(Shape{H: 4, Hkv: 2, D: d, T: t, Cap: t + 3}), Exp: e}, random)
 					}
 				}
-				for _, g := range []int{1, 3, 4, 8} {
+				for _, g := range []int{1, 3, 4, 8, 15} {
 					add(fmt.Sprintf("pos/%s/gqa=%d", kv, g), Params{Kernel: k, Shape: pos(Shape{H: 4 * g, Hkv: 4, D: 64, T: 77}), Exp: e}, random)
 				}
 				add(fmt.Sprintf("pos/%s/window=37", kv), Params{Kernel: k, Shape: pos(Shape{H: 4, Hkv: 2, D: 64, T: 100, Cap: 120, Window: 37}), TileK: 16, Exp: e}, random)
@@ -220,26 +220,38 @@ func TestGate(t *testing.T) {
 // past o or the workspace.
 //
 // Where a lone head runs (decode-flash, or a group of one) it does so
-// for both of the flash kernels' lone paths (lonePaths), whichever this
+// for every path of the flash kernels that p can take (flashPaths), whichever this
 // CPU takes.
 func gate(t *testing.T, im Impl, p Params, fill pattern) {
 	t.Helper()
-	for _, im := range lonePaths(im, p) {
+	for _, im := range flashPaths(im, p) {
 		gateOne(t, im, p, fill)
 	}
 }
 
-// lonePaths is im, and where p runs a lone head, im with the other lone
-// path (the pipeline or the phases: Impl.lonePipe) after it, so that
-// every CPU checks both, not only the one it takes by default. The
-// generic tier has one path (flashGeneric ignores pipe): it runs once.
-func lonePaths(im Impl, p Params) []Impl {
-	if im.Tier == isa.Generic || (p.Kernel != DecodeFlash && p.Group() != 1) {
+// flashPaths is im, then im with each optional path that p can take
+// turned the other way (Impl.mode): where p runs a lone head, the pipeline
+// or the phases; where it runs AVX-512 f16 groups of eight or more, octs
+// or quads. So every CPU checks every path, not only the ones it takes by
+// default. The generic tier has one path (flashGeneric ignores mode): it
+// runs once.
+func flashPaths(im Impl, p Params) []Impl {
+	if im.Tier == isa.Generic || p.Kernel == DecodeNaive {
 		return []Impl{im}
 	}
-	other := im
-	other.lonePipe = !im.lonePipe
-	return []Impl{im, other}
+	paths := []Impl{im}
+	flip := func(m flashMode) {
+		other := im
+		other.mode ^= m
+		paths = append(paths, other)
+	}
+	if p.Kernel == DecodeFlash || p.Group() == 1 {
+		flip(modeLonePipe)
+	}
+	if p.Kernel != DecodeFlash && p.Group() >= 8 && p.KV == F16 && im.Tier == isa.AVX512 {
+		flip(modeOcts)
+	}
+	return paths
 }
 
 func gateOne(t *testing.T, im Impl, p Params, fill pattern) {
@@ -264,7 +276,7 @@ func gateOne(t *testing.T, im Impl, p Params, fill pattern) {
 	im.Run(p, b)
 	want := Reference(p.Shape, b.Q, b.K, b.V)
 	if err := MaxRelErr(b.O, want, p.D); !(err <= Tolerance(p.Exp)) {
-		t.Fatalf("%+v (lone pipelined %v): max rel err %.3g > %.0e", p, im.lonePipe, err, Tolerance(p.Exp))
+		t.Fatalf("%+v (paths: %v): max rel err %.3g > %.0e", p, im.mode, err, Tolerance(p.Exp))
 	}
 }
 
@@ -390,26 +402,32 @@ func TestWindow(t *testing.T) {
 // TestLSE: every kernel returns each head's log-sum-exp of its scaled
 // scores, the float64 one (over the values the cache holds) within the
 // gate's tolerance (relative to its magnitude, at least 1), for every KV
-// type and layout.
+// type and layout; groups of two query heads, and f16's of two and nine
+// (AVX-512's octs, then a lone head).
 func TestLSE(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, k := range Kernels {
 			for _, kv := range KVTypes {
 				for _, l := range Layouts {
 					for _, e := range []Exp{ExpExact, ExpFast} {
-						p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 77, Window: 50, KV: kv, Layout: l}, Exp: e, Splits: 5}
-						b := Alloc(p)
-						FillRandom(b, 9)
-						if err := Encode(p.Shape, b); err != nil {
-							t.Fatal(err)
-						}
-						b.LSE = make([]float32, p.H)
-						want := referenceLSE(p.Shape, b.Q, b.K)
-						for _, im := range lonePaths(im, p) {
-							im.Run(p, b)
-							for h, w := range want {
-								if d := math.Abs(float64(b.LSE[h]) - w); !(d <= Tolerance(e)*max(1, math.Abs(w))) {
-									t.Errorf("%s %s %s %s head %d (lone pipelined %v): LSE %v, reference %v", k, kv, l, e, h, im.lonePipe, b.LSE[h], w)
+						for _, g := range []int{2, 9} {
+							if g != 2 && kv != F16 {
+								continue
+							}
+							p := Params{Kernel: k, Shape: Shape{H: 2 * g, Hkv: 2, D: 64, T: 77, Window: 50, KV: kv, Layout: l}, Exp: e, Splits: 5}
+							b := Alloc(p)
+							FillRandom(b, 9)
+							if err := Encode(p.Shape, b); err != nil {
+								t.Fatal(err)
+							}
+							b.LSE = make([]float32, p.H)
+							want := referenceLSE(p.Shape, b.Q, b.K)
+							for _, im := range flashPaths(im, p) {
+								im.Run(p, b)
+								for h, w := range want {
+									if d := math.Abs(float64(b.LSE[h]) - w); !(d <= Tolerance(e)*max(1, math.Abs(w))) {
+										t.Errorf("%s %s %s %s H=%d head %d (paths: %v): LSE %v, reference %v", k, kv, l, e, p.H, h, im.mode, b.LSE[h], w)
+									}
 								}
 							}
 						}

@@ -15,9 +15,9 @@ import (
 // The AVX2 and AVX-512 tiers, registered whether or not this CPU runs them
 // (callers check isa.Detect first; an unsupported tier is reported, never run).
 func init() {
-	pipe := lonePipelinedOn(cpuid.CPU.VendorID)
+	mode := modeOn(cpuid.CPU.VendorID)
 	impls = append(impls,
-		Impl{Tier: isa.AVX2, lonePipe: pipe,
+		Impl{Tier: isa.AVX2, mode: mode,
 			flash: flashAsm(flashKernels{
 				F32:  {flashDecodeExactAVX2, flashDecodeFastAVX2},
 				F16:  {flashDecodeExactF16AVX2, flashDecodeFastF16AVX2},
@@ -32,7 +32,7 @@ func init() {
 				F16:  {naiveDecodeExactF16AVX2, naiveDecodeFastF16AVX2},
 				Q8_0: {naiveDecodeExactQ8AVX2, naiveDecodeFastQ8AVX2},
 			})},
-		Impl{Tier: isa.AVX512, lonePipe: pipe,
+		Impl{Tier: isa.AVX512, mode: mode,
 			flash: flashAsm(flashKernels{
 				F32:  {flashDecodeExactAVX512, flashDecodeFastAVX512},
 				F16:  {flashDecodeExactF16AVX512, flashDecodeFastF16AVX512},
@@ -74,9 +74,31 @@ func init() {
 // path. The tests run both paths on every CPU (gate's lonePaths).
 func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 
+// octsOn reports whether a GQA group takes its query heads eight at a
+// time (while eight remain) on a CPU of this vendor, in the kernels that
+// can (AVX-512 f16: the generator's octs, whose doc has the measurements):
+// every K and V vector widened once for eight heads, not four. Where
+// VCVTPH2PS zmm is two µops on the FMA ports, as on Intel, the widening is
+// what bounds the quads. AMD takes the quads, the path its Zen 5
+// measurements chose, until octs are measured there. The tests run both
+// paths on every CPU.
+func octsOn(v cpuid.Vendor) bool { return v != cpuid.AMD }
+
+// modeOn is the flash kernels' paths a CPU of this vendor takes.
+func modeOn(v cpuid.Vendor) flashMode {
+	var m flashMode
+	if lonePipelinedOn(v) {
+		m |= modeLonePipe
+	}
+	if octsOn(v) {
+		m |= modeOcts
+	}
+	return m
+}
+
 // The asm kernels take the cache as bytes, whatever its element type.
 type (
-	flashAsmFunc func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+	flashAsmFunc func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 	naiveAsmFunc func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
 	// flashKernels and naiveKernels are a tier's kernels per KV type, exact then fast exp.
 	flashKernels [Q8_0 + 1][2]flashAsmFunc
@@ -105,7 +127,7 @@ func expIndex(e Exp) int {
 // cache: the same kernels but for how they prefetch, row by row). The
 // slice expressions are the bounds checks the asm cannot do.
 func flashAsm(head, pos flashKernels) flashFunc {
-	return func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32, pipe bool) {
+	return func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32, mode flashMode) {
 		fs := &head
 		if k.rs > 1 {
 			fs = &pos
@@ -114,11 +136,7 @@ func flashAsm(head, pos flashKernels) flashFunc {
 		tb := tileBufLen(tk)
 		tiles := ws[flashStateLen(g) : flashStateLen(g)+tileBufs(g)*tb]
 		o, q = o[:g*d], q[:g*d]
-		p := 0
-		if pipe {
-			p = 1
-		}
-		f(&o[0], &q[0], g, kvPtr(k, n), kvPtr(v, n), n, d, tk, scale, &ws[0], &tiles[0], 4*tb, k.strideBytes(), p)
+		f(&o[0], &q[0], g, kvPtr(k, n), kvPtr(v, n), n, d, tk, scale, &ws[0], &tiles[0], 4*tb, k.strideBytes(), int(mode))
 	}
 }
 
@@ -135,31 +153,35 @@ func naiveAsm(fs naiveKernels) naiveFunc {
 // per tile of tk of the n keys, x[j] = scale·q·k[j] for each head, the running max and sum
 // rescaled when the max grows, o += exp(x[j]−m)·v[j]; then o /= s. state holds m, s and
 // the tile maxima (3·ng floats); tiles holds max(ng, 2) buffers of tileStride bytes.
-// With pipe ≠ 0 a lone head (ng = 1) takes the pipelined path, in the kernels
-// that have one (the generator's lonePipelined); otherwise the phases.
+// mode is a flashMode: with modeLonePipe a lone head (ng = 1) takes the
+// pipelined path, in the kernels that have one (the generator's
+// lonePipelined), otherwise the phases; with modeOcts a group takes its
+// heads eight at a time, in those that can (the generator's octs).
 //
 //go:noescape
-func flashDecodeExactAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeExactAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeFastAVX2 is flashDecodeExact with CKE's polynomial exp (FastExp) for exp.
 //
 //go:noescape
-func flashDecodeFastAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeFastAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeExactAVX512 computes, for ng query heads sharing one KV head, what flashGeneric does with ExpExact:
 // per tile of tk of the n keys, x[j] = scale·q·k[j] for each head, the running max and sum
 // rescaled when the max grows, o += exp(x[j]−m)·v[j]; then o /= s. state holds m, s and
 // the tile maxima (3·ng floats); tiles holds max(ng, 2) buffers of tileStride bytes.
-// With pipe ≠ 0 a lone head (ng = 1) takes the pipelined path, in the kernels
-// that have one (the generator's lonePipelined); otherwise the phases.
+// mode is a flashMode: with modeLonePipe a lone head (ng = 1) takes the
+// pipelined path, in the kernels that have one (the generator's
+// lonePipelined), otherwise the phases; with modeOcts a group takes its
+// heads eight at a time, in those that can (the generator's octs).
 //
 //go:noescape
-func flashDecodeExactAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeExactAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeFastAVX512 is flashDecodeExact with CKE's polynomial exp (FastExp) for exp.
 //
 //go:noescape
-func flashDecodeFastAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeFastAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // naiveDecodeExactAVX2 computes what naiveGeneric does with ExpExact for one head: ws[j] =
 // scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j], and
@@ -190,7 +212,7 @@ func naiveDecodeFastAVX512(o, q *float32, k, v *byte, n, d int, scale float32, w
 // flashDecodeExactF16AVX2 is flashDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeExactF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // naiveDecodeExactF16AVX2 is naiveDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
@@ -200,7 +222,7 @@ func naiveDecodeExactF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32,
 // flashDecodeFastF16AVX2 is flashDecodeFastAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeFastF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // naiveDecodeFastF16AVX2 is naiveDecodeFastAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
@@ -210,7 +232,7 @@ func naiveDecodeFastF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, 
 // flashDecodeExactF16AVX512 is flashDecodeExactAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeExactF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // naiveDecodeExactF16AVX512 is naiveDecodeExactAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
@@ -220,7 +242,7 @@ func naiveDecodeExactF16AVX512(o, q *float32, k, v *byte, n, d int, scale float3
 // flashDecodeFastF16AVX512 is flashDecodeFastAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeFastF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // naiveDecodeFastF16AVX512 is naiveDecodeFastAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
@@ -230,7 +252,7 @@ func naiveDecodeFastF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32
 // flashDecodeExactQ8AVX2 is flashDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeExactQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // naiveDecodeExactQ8AVX2 is naiveDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
@@ -240,7 +262,7 @@ func naiveDecodeExactQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, 
 // flashDecodeFastQ8AVX2 is flashDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeFastQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // naiveDecodeFastQ8AVX2 is naiveDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
@@ -250,7 +272,7 @@ func naiveDecodeFastQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, w
 // flashDecodeExactQ8AVX512 is flashDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeExactQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // naiveDecodeExactQ8AVX512 is naiveDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
@@ -260,7 +282,7 @@ func naiveDecodeExactQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32
 // flashDecodeFastQ8AVX512 is flashDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeFastQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // naiveDecodeFastQ8AVX512 is naiveDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
@@ -275,59 +297,59 @@ func naiveDecodeFastQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32,
 // flashDecodeExactAVX2Pos is flashDecodeExactAVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeExactAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeFastAVX2Pos is flashDecodeFastAVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeFastAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeExactF16AVX2Pos is flashDecodeExactF16AVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeExactF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeFastF16AVX2Pos is flashDecodeFastF16AVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeFastF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeExactQ8AVX2Pos is flashDecodeExactQ8AVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeExactQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeFastQ8AVX2Pos is flashDecodeFastQ8AVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeFastQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeExactAVX512Pos is flashDecodeExactAVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeExactAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeFastAVX512Pos is flashDecodeFastAVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeFastAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeExactF16AVX512Pos is flashDecodeExactF16AVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeExactF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeFastF16AVX512Pos is flashDecodeFastF16AVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeFastF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeExactQ8AVX512Pos is flashDecodeExactQ8AVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeExactQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
 // flashDecodeFastQ8AVX512Pos is flashDecodeFastQ8AVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, pipe int)
+func flashDecodeFastQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)

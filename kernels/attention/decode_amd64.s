@@ -113,13 +113,13 @@ TEXT expconst<>(SB), NOSPLIT|NOFRAME, $0
 	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
 	LONG $0x00010001; LONG $0x00010001; LONG $0x00010001; LONG $0x00010001
 
-// func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeExactAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $224-112
+TEXT ·flashDecodeExactAVX2(SB), NOSPLIT, $288-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 184(SP)
+	MOVQ AX, 248(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_1:
@@ -160,8 +160,8 @@ init_done_1:
 	MOVQ  AX, 8(SP)
 	MOVQ  n+40(FP), AX
 	MOVQ  AX, 16(SP)
-	MOVQ  pipe+104(FP), AX
-	TESTQ AX, AX
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000001, AX
 	JZ    lone_phases_1
 	MOVQ  ng+16(FP), AX
 	CMPQ  AX, $0x01
@@ -184,17 +184,17 @@ tile_1:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
-	MOVQ    $0x00000001, 152(SP)
-	MOVQ    $0x00000001, 176(SP)
+	MOVQ    CX, 232(SP)
+	MOVQ    $0x00000001, 216(SP)
+	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_1:
@@ -219,8 +219,8 @@ scores_1:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
-	MOVQ    152(SP), R10
+	MOVQ    200(SP), R9
+	MOVQ    216(SP), R10
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -254,7 +254,7 @@ scores2_by4_1:
 	SUBQ   CX, DX
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
-	MOVQ   184(SP), SI
+	MOVQ   248(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000020, SI
@@ -280,7 +280,7 @@ scores2_4_chunk2_1:
 	DECQ        R10
 	JNZ         pf_skip_1
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_1
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -306,7 +306,7 @@ pf_skip_1:
 	DECQ        R10
 	JNZ         pf_skip_2
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_2
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -339,7 +339,7 @@ scores2_4_odd_1:
 	DECQ        R10
 	JNZ         pf_skip_3
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_3
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -393,7 +393,7 @@ scores2_by1_1:
 	SUBQ   AX, CX
 	MOVQ   80(SP), DX
 	SUBQ   AX, DX
-	MOVQ   184(SP), BX
+	MOVQ   248(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -445,8 +445,8 @@ scores2_done_1:
 	VMOVSHDUP X0, X3
 	VMAXPS    X3, X0, X0
 	VMAXSS    X1, X0, X0
-	MOVQ      R9, 136(SP)
-	MOVQ      R10, 152(SP)
+	MOVQ      R9, 200(SP)
+	MOVQ      R10, 216(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -476,8 +476,8 @@ scores_2:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    136(SP), DI
-	MOVQ    152(SP), R8
+	MOVQ    200(SP), DI
+	MOVQ    216(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -498,7 +498,7 @@ scores_by8_1:
 	LEAQ   (DX)(SI*4), R11
 	MOVQ   CX, R12
 	SUBQ   DX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ANDQ   $0xffffffc0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
@@ -513,7 +513,7 @@ scores_pairs_1:
 	DECQ        R8
 	JNZ         pf_skip_4
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 208(SP)
 	JAE         pf_skip_4
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -533,7 +533,7 @@ pf_skip_4:
 	JB          scores_pairs_1
 
 scores_odd_1:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_1
@@ -546,7 +546,7 @@ scores_odd_1:
 scores_half_1:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
-	MOVQ 184(SP), R13
+	MOVQ 248(SP), R13
 	ANDQ $0xffffffc0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
@@ -561,7 +561,7 @@ scores_pairs_2:
 	DECQ        R8
 	JNZ         pf_skip_5
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 208(SP)
 	JAE         pf_skip_5
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -581,7 +581,7 @@ pf_skip_5:
 	JB          scores_pairs_2
 
 scores_odd_2:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_2
@@ -615,7 +615,7 @@ scores_by1_1:
 	JZ     scores_done_3
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 	SUBQ   DX, R12
@@ -648,8 +648,8 @@ scores_done_3:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 136(SP)
-	MOVQ         R8, 152(SP)
+	MOVQ         DI, 200(SP)
+	MOVQ         R8, 216(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -1175,8 +1175,8 @@ pv_1:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  160(SP), R10
-	MOVQ  176(SP), R11
+	MOVQ  224(SP), R10
+	MOVQ  240(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -1237,7 +1237,7 @@ pv2_single_1:
 	DECQ         R11
 	JNZ          pf_skip_6
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_6
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -1313,7 +1313,7 @@ pv2_single_2:
 	DECQ         R11
 	JNZ          pf_skip_7
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_7
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -1373,7 +1373,7 @@ pv2_single_3:
 	DECQ         R11
 	JNZ          pf_skip_8
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -1424,7 +1424,7 @@ pv2_single_4:
 	DECQ         R11
 	JNZ          pf_skip_9
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_9
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -1447,8 +1447,8 @@ pv2_merge_4:
 	JMP     pv2_block_4
 
 pv2_next_4:
-	MOVQ R10, 160(SP)
-	MOVQ R11, 176(SP)
+	MOVQ R10, 224(SP)
+	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_1
 
@@ -1471,8 +1471,8 @@ pv_2:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  160(SP), R8
-	MOVQ  176(SP), R9
+	MOVQ  224(SP), R8
+	MOVQ  240(SP), R9
 	XORQ  R10, R10
 
 pv_block_1:
@@ -1515,7 +1515,7 @@ pv_single_1:
 	DECQ         R9
 	JNZ          pf_skip_10
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_10
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -1580,7 +1580,7 @@ pv_single_2:
 	DECQ         R9
 	JNZ          pf_skip_11
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_11
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -1640,7 +1640,7 @@ pv_pair_3:
 	DECQ         R9
 	JNZ          pf_skip_12
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_12
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -1666,7 +1666,7 @@ pv_single_3:
 	DECQ         R9
 	JNZ          pf_skip_13
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_13
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -1716,7 +1716,7 @@ pv_pair_4:
 	DECQ         R9
 	JNZ          pf_skip_14
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -1738,7 +1738,7 @@ pv_single_4:
 	DECQ         R9
 	JNZ          pf_skip_15
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_15
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -1779,7 +1779,7 @@ pv_pair_5:
 	DECQ         R9
 	JNZ          pf_skip_16
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_16
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -1799,7 +1799,7 @@ pv_single_5:
 	DECQ         R9
 	JNZ          pf_skip_17
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_17
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -1817,8 +1817,8 @@ pv_merge_5:
 	JMP     pv_block_5
 
 pv_next_5:
-	MOVQ R8, 160(SP)
-	MOVQ R9, 176(SP)
+	MOVQ R8, 224(SP)
+	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_2
 
@@ -1880,9 +1880,9 @@ norm_done_1:
 lone_1:
 	MOVQ    $0x00000000, 32(SP)
 	MOVQ    tiles+80(FP), AX
-	MOVQ    AX, 192(SP)
+	MOVQ    AX, 256(SP)
 	ADDQ    tileStride+88(FP), AX
-	MOVQ    AX, 200(SP)
+	MOVQ    AX, 264(SP)
 	MOVQ    16(SP), AX
 	TESTQ   AX, AX
 	JLE     finish_1
@@ -1899,7 +1899,7 @@ lone_1:
 	MOVQ    q+8(FP), DX
 	ADDQ    DX, BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    192(SP), DX
+	MOVQ    256(SP), DX
 	LEAQ    (DX)(AX*4), DX
 	IMULQ   SI, AX
 	ADDQ    (SP), AX
@@ -1923,7 +1923,7 @@ scores_by8_2:
 	LEAQ   (AX)(SI*4), R9
 	MOVQ   BX, R10
 	SUBQ   AX, R10
-	MOVQ   184(SP), R11
+	MOVQ   248(SP), R11
 	ANDQ   $0xffffffc0, R11
 	ADDQ   AX, R11
 	CMPQ   R8, R11
@@ -1946,7 +1946,7 @@ scores_pairs_3:
 	JB          scores_pairs_3
 
 scores_odd_3:
-	MOVQ        184(SP), R11
+	MOVQ        248(SP), R11
 	ADDQ        AX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_3
@@ -1959,7 +1959,7 @@ scores_odd_3:
 scores_half_3:
 	MOVQ AX, R8
 	LEAQ (AX)(SI*4), R9
-	MOVQ 184(SP), R11
+	MOVQ 248(SP), R11
 	ANDQ $0xffffffc0, R11
 	ADDQ AX, R11
 	CMPQ R8, R11
@@ -1982,7 +1982,7 @@ scores_pairs_4:
 	JB          scores_pairs_4
 
 scores_odd_4:
-	MOVQ        184(SP), R11
+	MOVQ        248(SP), R11
 	ADDQ        AX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_4
@@ -2016,7 +2016,7 @@ scores_by1_2:
 	JZ     scores_done_4
 	VXORPS Y2, Y2, Y2
 	MOVQ   AX, R8
-	MOVQ   184(SP), R11
+	MOVQ   248(SP), R11
 	ADDQ   AX, R11
 	MOVQ   BX, R10
 	SUBQ   AX, R10
@@ -2123,7 +2123,7 @@ no_rescale_4:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
-	MOVQ         192(SP), AX
+	MOVQ         256(SP), AX
 	MOVQ         24(SP), CX
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
@@ -2217,7 +2217,7 @@ exp_done_3:
 	VMOVSS X2, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 208(SP)
+	MOVQ   AX, 272(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
@@ -2237,11 +2237,11 @@ lone_loop_1:
 	LEAQ    (AX)(CX*4), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X0, (AX)(CX*4)
-	MOVQ    $0x00000000, 216(SP)
+	MOVQ    $0x00000000, 280(SP)
 
 lone_chunk_1:
-	MOVQ    216(SP), AX
-	CMPQ    AX, 208(SP)
+	MOVQ    280(SP), AX
+	CMPQ    AX, 272(SP)
 	JGE     lone_chunk_done_1
 	CMPQ    AX, 24(SP)
 	JGE     lone_noscores_1
@@ -2257,7 +2257,7 @@ lone_chunk_1:
 	MOVQ    q+8(FP), DX
 	ADDQ    DX, BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    200(SP), DX
+	MOVQ    264(SP), DX
 	LEAQ    (DX)(AX*4), DX
 	IMULQ   SI, AX
 	ADDQ    (SP), AX
@@ -2281,7 +2281,7 @@ scores_by8_3:
 	LEAQ   (AX)(SI*4), R9
 	MOVQ   BX, R10
 	SUBQ   AX, R10
-	MOVQ   184(SP), R11
+	MOVQ   248(SP), R11
 	ANDQ   $0xffffffc0, R11
 	ADDQ   AX, R11
 	CMPQ   R8, R11
@@ -2304,7 +2304,7 @@ scores_pairs_5:
 	JB          scores_pairs_5
 
 scores_odd_5:
-	MOVQ        184(SP), R11
+	MOVQ        248(SP), R11
 	ADDQ        AX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_5
@@ -2317,7 +2317,7 @@ scores_odd_5:
 scores_half_5:
 	MOVQ AX, R8
 	LEAQ (AX)(SI*4), R9
-	MOVQ 184(SP), R11
+	MOVQ 248(SP), R11
 	ANDQ $0xffffffc0, R11
 	ADDQ AX, R11
 	CMPQ R8, R11
@@ -2340,7 +2340,7 @@ scores_pairs_6:
 	JB          scores_pairs_6
 
 scores_odd_6:
-	MOVQ        184(SP), R11
+	MOVQ        248(SP), R11
 	ADDQ        AX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_6
@@ -2374,7 +2374,7 @@ scores_by1_3:
 	JZ     scores_done_5
 	VXORPS Y2, Y2, Y2
 	MOVQ   AX, R8
-	MOVQ   184(SP), R11
+	MOVQ   248(SP), R11
 	ADDQ   AX, R11
 	MOVQ   BX, R10
 	SUBQ   AX, R10
@@ -2421,8 +2421,8 @@ scores_done_5:
 	VMOVSS       X2, (AX)(CX*4)
 
 lone_noscores_1:
-	MOVQ    216(SP), AX
-	MOVQ    208(SP), CX
+	MOVQ    280(SP), AX
+	MOVQ    272(SP), CX
 	SUBQ    AX, CX
 	MOVQ    $0x00000004, DX
 	CMPQ    CX, DX
@@ -2434,7 +2434,7 @@ lone_noscores_1:
 	MOVQ    o+0(FP), SI
 	ADDQ    SI, BX
 	MOVQ    stride+96(FP), DI
-	MOVQ    192(SP), SI
+	MOVQ    256(SP), SI
 	LEAQ    (SI)(AX*4), SI
 	IMULQ   DI, AX
 	ADDQ    8(SP), AX
@@ -2697,7 +2697,7 @@ pv_merge_10:
 	JMP     pv_block_10
 
 pv_next_10:
-	ADDQ $0x00000004, 216(SP)
+	ADDQ $0x00000004, 280(SP)
 	JMP  lone_chunk_1
 
 lone_chunk_done_1:
@@ -2769,7 +2769,7 @@ no_rescale_5:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
-	MOVQ         200(SP), AX
+	MOVQ         264(SP), AX
 	MOVQ         24(SP), CX
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
@@ -2862,16 +2862,16 @@ exp_done_4:
 	MOVQ   32(SP), CX
 	VMOVSS X2, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
-	MOVQ   208(SP), AX
+	MOVQ   272(SP), AX
 	IMULQ  AX, CX
 	ADDQ   CX, 8(SP)
-	MOVQ   192(SP), AX
-	MOVQ   200(SP), CX
-	MOVQ   CX, 192(SP)
-	MOVQ   AX, 200(SP)
+	MOVQ   256(SP), AX
+	MOVQ   264(SP), CX
+	MOVQ   CX, 256(SP)
+	MOVQ   AX, 264(SP)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 208(SP)
+	MOVQ   AX, 272(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
@@ -2879,7 +2879,7 @@ exp_done_4:
 
 lone_last_1:
 	XORQ  AX, AX
-	MOVQ  208(SP), CX
+	MOVQ  272(SP), CX
 	MOVQ  d+48(FP), DX
 	SHLQ  $0x02, DX
 	MOVQ  32(SP), BX
@@ -2887,7 +2887,7 @@ lone_last_1:
 	MOVQ  o+0(FP), SI
 	ADDQ  SI, BX
 	MOVQ  stride+96(FP), DI
-	MOVQ  192(SP), SI
+	MOVQ  256(SP), SI
 	LEAQ  (SI)(AX*4), SI
 	IMULQ DI, AX
 	ADDQ  8(SP), AX
@@ -3633,13 +3633,13 @@ pv_next_19:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeFastAVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $224-112
+TEXT ·flashDecodeFastAVX2(SB), NOSPLIT, $288-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 184(SP)
+	MOVQ AX, 248(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_2:
@@ -3680,8 +3680,8 @@ init_done_2:
 	MOVQ  AX, 8(SP)
 	MOVQ  n+40(FP), AX
 	MOVQ  AX, 16(SP)
-	MOVQ  pipe+104(FP), AX
-	TESTQ AX, AX
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000001, AX
 	JZ    lone_phases_2
 	MOVQ  ng+16(FP), AX
 	CMPQ  AX, $0x01
@@ -3704,17 +3704,17 @@ tile_2:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
-	MOVQ    $0x00000001, 152(SP)
-	MOVQ    $0x00000001, 176(SP)
+	MOVQ    CX, 232(SP)
+	MOVQ    $0x00000001, 216(SP)
+	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_3:
@@ -3739,8 +3739,8 @@ scores_3:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
-	MOVQ    152(SP), R10
+	MOVQ    200(SP), R9
+	MOVQ    216(SP), R10
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -3774,7 +3774,7 @@ scores2_by4_2:
 	SUBQ   CX, DX
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
-	MOVQ   184(SP), SI
+	MOVQ   248(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000020, SI
@@ -3800,7 +3800,7 @@ scores2_4_chunk2_2:
 	DECQ        R10
 	JNZ         pf_skip_18
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_18
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -3826,7 +3826,7 @@ pf_skip_18:
 	DECQ        R10
 	JNZ         pf_skip_19
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_19
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -3859,7 +3859,7 @@ scores2_4_odd_2:
 	DECQ        R10
 	JNZ         pf_skip_20
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_20
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -3913,7 +3913,7 @@ scores2_by1_2:
 	SUBQ   AX, CX
 	MOVQ   80(SP), DX
 	SUBQ   AX, DX
-	MOVQ   184(SP), BX
+	MOVQ   248(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -3965,8 +3965,8 @@ scores2_done_2:
 	VMOVSHDUP X0, X3
 	VMAXPS    X3, X0, X0
 	VMAXSS    X1, X0, X0
-	MOVQ      R9, 136(SP)
-	MOVQ      R10, 152(SP)
+	MOVQ      R9, 200(SP)
+	MOVQ      R10, 216(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -3996,8 +3996,8 @@ scores_4:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    136(SP), DI
-	MOVQ    152(SP), R8
+	MOVQ    200(SP), DI
+	MOVQ    216(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -4018,7 +4018,7 @@ scores_by8_5:
 	LEAQ   (DX)(SI*4), R11
 	MOVQ   CX, R12
 	SUBQ   DX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ANDQ   $0xffffffc0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
@@ -4033,7 +4033,7 @@ scores_pairs_9:
 	DECQ        R8
 	JNZ         pf_skip_21
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 208(SP)
 	JAE         pf_skip_21
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -4053,7 +4053,7 @@ pf_skip_21:
 	JB          scores_pairs_9
 
 scores_odd_9:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_9
@@ -4066,7 +4066,7 @@ scores_odd_9:
 scores_half_9:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
-	MOVQ 184(SP), R13
+	MOVQ 248(SP), R13
 	ANDQ $0xffffffc0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
@@ -4081,7 +4081,7 @@ scores_pairs_10:
 	DECQ        R8
 	JNZ         pf_skip_22
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 208(SP)
 	JAE         pf_skip_22
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -4101,7 +4101,7 @@ pf_skip_22:
 	JB          scores_pairs_10
 
 scores_odd_10:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_10
@@ -4135,7 +4135,7 @@ scores_by1_5:
 	JZ     scores_done_9
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 	SUBQ   DX, R12
@@ -4168,8 +4168,8 @@ scores_done_9:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 136(SP)
-	MOVQ         R8, 152(SP)
+	MOVQ         DI, 200(SP)
+	MOVQ         R8, 216(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -4632,8 +4632,8 @@ pv_3:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  160(SP), R10
-	MOVQ  176(SP), R11
+	MOVQ  224(SP), R10
+	MOVQ  240(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -4694,7 +4694,7 @@ pv2_single_5:
 	DECQ         R11
 	JNZ          pf_skip_23
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_23
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -4770,7 +4770,7 @@ pv2_single_6:
 	DECQ         R11
 	JNZ          pf_skip_24
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_24
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -4830,7 +4830,7 @@ pv2_single_7:
 	DECQ         R11
 	JNZ          pf_skip_25
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_25
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -4881,7 +4881,7 @@ pv2_single_8:
 	DECQ         R11
 	JNZ          pf_skip_26
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_26
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -4904,8 +4904,8 @@ pv2_merge_8:
 	JMP     pv2_block_8
 
 pv2_next_8:
-	MOVQ R10, 160(SP)
-	MOVQ R11, 176(SP)
+	MOVQ R10, 224(SP)
+	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_3
 
@@ -4928,8 +4928,8 @@ pv_4:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  160(SP), R8
-	MOVQ  176(SP), R9
+	MOVQ  224(SP), R8
+	MOVQ  240(SP), R9
 	XORQ  R10, R10
 
 pv_block_20:
@@ -4972,7 +4972,7 @@ pv_single_20:
 	DECQ         R9
 	JNZ          pf_skip_27
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_27
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -5037,7 +5037,7 @@ pv_single_21:
 	DECQ         R9
 	JNZ          pf_skip_28
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_28
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -5097,7 +5097,7 @@ pv_pair_22:
 	DECQ         R9
 	JNZ          pf_skip_29
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_29
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -5123,7 +5123,7 @@ pv_single_22:
 	DECQ         R9
 	JNZ          pf_skip_30
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_30
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -5173,7 +5173,7 @@ pv_pair_23:
 	DECQ         R9
 	JNZ          pf_skip_31
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_31
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -5195,7 +5195,7 @@ pv_single_23:
 	DECQ         R9
 	JNZ          pf_skip_32
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_32
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -5236,7 +5236,7 @@ pv_pair_24:
 	DECQ         R9
 	JNZ          pf_skip_33
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_33
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -5256,7 +5256,7 @@ pv_single_24:
 	DECQ         R9
 	JNZ          pf_skip_34
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_34
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -5274,8 +5274,8 @@ pv_merge_24:
 	JMP     pv_block_24
 
 pv_next_24:
-	MOVQ R8, 160(SP)
-	MOVQ R9, 176(SP)
+	MOVQ R8, 224(SP)
+	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_4
 
@@ -5337,9 +5337,9 @@ norm_done_2:
 lone_2:
 	MOVQ    $0x00000000, 32(SP)
 	MOVQ    tiles+80(FP), AX
-	MOVQ    AX, 192(SP)
+	MOVQ    AX, 256(SP)
 	ADDQ    tileStride+88(FP), AX
-	MOVQ    AX, 200(SP)
+	MOVQ    AX, 264(SP)
 	MOVQ    16(SP), AX
 	TESTQ   AX, AX
 	JLE     finish_2
@@ -5356,7 +5356,7 @@ lone_2:
 	MOVQ    q+8(FP), DX
 	ADDQ    DX, BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    192(SP), DX
+	MOVQ    256(SP), DX
 	LEAQ    (DX)(AX*4), DX
 	IMULQ   SI, AX
 	ADDQ    (SP), AX
@@ -5380,7 +5380,7 @@ scores_by8_6:
 	LEAQ   (AX)(SI*4), R9
 	MOVQ   BX, R10
 	SUBQ   AX, R10
-	MOVQ   184(SP), R11
+	MOVQ   248(SP), R11
 	ANDQ   $0xffffffc0, R11
 	ADDQ   AX, R11
 	CMPQ   R8, R11
@@ -5403,7 +5403,7 @@ scores_pairs_11:
 	JB          scores_pairs_11
 
 scores_odd_11:
-	MOVQ        184(SP), R11
+	MOVQ        248(SP), R11
 	ADDQ        AX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_11
@@ -5416,7 +5416,7 @@ scores_odd_11:
 scores_half_11:
 	MOVQ AX, R8
 	LEAQ (AX)(SI*4), R9
-	MOVQ 184(SP), R11
+	MOVQ 248(SP), R11
 	ANDQ $0xffffffc0, R11
 	ADDQ AX, R11
 	CMPQ R8, R11
@@ -5439,7 +5439,7 @@ scores_pairs_12:
 	JB          scores_pairs_12
 
 scores_odd_12:
-	MOVQ        184(SP), R11
+	MOVQ        248(SP), R11
 	ADDQ        AX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_12
@@ -5473,7 +5473,7 @@ scores_by1_6:
 	JZ     scores_done_10
 	VXORPS Y2, Y2, Y2
 	MOVQ   AX, R8
-	MOVQ   184(SP), R11
+	MOVQ   248(SP), R11
 	ADDQ   AX, R11
 	MOVQ   BX, R10
 	SUBQ   AX, R10
@@ -5573,7 +5573,7 @@ no_rescale_9:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
-	MOVQ         192(SP), AX
+	MOVQ         256(SP), AX
 	MOVQ         24(SP), CX
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
@@ -5653,7 +5653,7 @@ exp_done_8:
 	VMOVSS X2, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 208(SP)
+	MOVQ   AX, 272(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
@@ -5673,11 +5673,11 @@ lone_loop_2:
 	LEAQ    (AX)(CX*4), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X0, (AX)(CX*4)
-	MOVQ    $0x00000000, 216(SP)
+	MOVQ    $0x00000000, 280(SP)
 
 lone_chunk_2:
-	MOVQ    216(SP), AX
-	CMPQ    AX, 208(SP)
+	MOVQ    280(SP), AX
+	CMPQ    AX, 272(SP)
 	JGE     lone_chunk_done_2
 	CMPQ    AX, 24(SP)
 	JGE     lone_noscores_2
@@ -5693,7 +5693,7 @@ lone_chunk_2:
 	MOVQ    q+8(FP), DX
 	ADDQ    DX, BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    200(SP), DX
+	MOVQ    264(SP), DX
 	LEAQ    (DX)(AX*4), DX
 	IMULQ   SI, AX
 	ADDQ    (SP), AX
@@ -5717,7 +5717,7 @@ scores_by8_7:
 	LEAQ   (AX)(SI*4), R9
 	MOVQ   BX, R10
 	SUBQ   AX, R10
-	MOVQ   184(SP), R11
+	MOVQ   248(SP), R11
 	ANDQ   $0xffffffc0, R11
 	ADDQ   AX, R11
 	CMPQ   R8, R11
@@ -5740,7 +5740,7 @@ scores_pairs_13:
 	JB          scores_pairs_13
 
 scores_odd_13:
-	MOVQ        184(SP), R11
+	MOVQ        248(SP), R11
 	ADDQ        AX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_13
@@ -5753,7 +5753,7 @@ scores_odd_13:
 scores_half_13:
 	MOVQ AX, R8
 	LEAQ (AX)(SI*4), R9
-	MOVQ 184(SP), R11
+	MOVQ 248(SP), R11
 	ANDQ $0xffffffc0, R11
 	ADDQ AX, R11
 	CMPQ R8, R11
@@ -5776,7 +5776,7 @@ scores_pairs_14:
 	JB          scores_pairs_14
 
 scores_odd_14:
-	MOVQ        184(SP), R11
+	MOVQ        248(SP), R11
 	ADDQ        AX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_14
@@ -5810,7 +5810,7 @@ scores_by1_7:
 	JZ     scores_done_11
 	VXORPS Y2, Y2, Y2
 	MOVQ   AX, R8
-	MOVQ   184(SP), R11
+	MOVQ   248(SP), R11
 	ADDQ   AX, R11
 	MOVQ   BX, R10
 	SUBQ   AX, R10
@@ -5857,8 +5857,8 @@ scores_done_11:
 	VMOVSS       X2, (AX)(CX*4)
 
 lone_noscores_2:
-	MOVQ    216(SP), AX
-	MOVQ    208(SP), CX
+	MOVQ    280(SP), AX
+	MOVQ    272(SP), CX
 	SUBQ    AX, CX
 	MOVQ    $0x00000004, DX
 	CMPQ    CX, DX
@@ -5870,7 +5870,7 @@ lone_noscores_2:
 	MOVQ    o+0(FP), SI
 	ADDQ    SI, BX
 	MOVQ    stride+96(FP), DI
-	MOVQ    192(SP), SI
+	MOVQ    256(SP), SI
 	LEAQ    (SI)(AX*4), SI
 	IMULQ   DI, AX
 	ADDQ    8(SP), AX
@@ -6133,7 +6133,7 @@ pv_merge_29:
 	JMP     pv_block_29
 
 pv_next_29:
-	ADDQ $0x00000004, 216(SP)
+	ADDQ $0x00000004, 280(SP)
 	JMP  lone_chunk_2
 
 lone_chunk_done_2:
@@ -6198,7 +6198,7 @@ no_rescale_10:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
-	MOVQ         200(SP), AX
+	MOVQ         264(SP), AX
 	MOVQ         24(SP), CX
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
@@ -6277,16 +6277,16 @@ exp_done_9:
 	MOVQ   32(SP), CX
 	VMOVSS X2, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
-	MOVQ   208(SP), AX
+	MOVQ   272(SP), AX
 	IMULQ  AX, CX
 	ADDQ   CX, 8(SP)
-	MOVQ   192(SP), AX
-	MOVQ   200(SP), CX
-	MOVQ   CX, 192(SP)
-	MOVQ   AX, 200(SP)
+	MOVQ   256(SP), AX
+	MOVQ   264(SP), CX
+	MOVQ   CX, 256(SP)
+	MOVQ   AX, 264(SP)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 208(SP)
+	MOVQ   AX, 272(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
@@ -6294,7 +6294,7 @@ exp_done_9:
 
 lone_last_2:
 	XORQ  AX, AX
-	MOVQ  208(SP), CX
+	MOVQ  272(SP), CX
 	MOVQ  d+48(FP), DX
 	SHLQ  $0x02, DX
 	MOVQ  32(SP), BX
@@ -6302,7 +6302,7 @@ lone_last_2:
 	MOVQ  o+0(FP), SI
 	ADDQ  SI, BX
 	MOVQ  stride+96(FP), DI
-	MOVQ  192(SP), SI
+	MOVQ  256(SP), SI
 	LEAQ  (SI)(AX*4), SI
 	IMULQ DI, AX
 	ADDQ  8(SP), AX
@@ -7034,13 +7034,13 @@ pv_next_38:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeExactAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $184-112
+TEXT ·flashDecodeExactAVX512(SB), NOSPLIT, $248-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 176(SP)
+	MOVQ AX, 240(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_3:
@@ -7098,18 +7098,18 @@ tile_3:
 	CMOVQGT AX, DX
 	MOVQ    DX, CX
 	NEGQ    CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 152(SP)
+	MOVQ    CX, 216(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
+	MOVQ    CX, 232(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_5:
@@ -7135,7 +7135,7 @@ scores_5:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    144(SP), R9
+	MOVQ    208(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -7189,7 +7189,7 @@ scores4_by4_1:
 	SUBQ    CX, SI
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
-	MOVQ    176(SP), R10
+	MOVQ    240(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000040, R10
@@ -7222,9 +7222,9 @@ scores4_chunk2_1:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 152(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_35
-	MOVQ        136(SP), R10
+	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -7257,9 +7257,9 @@ pf_skip_35:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 152(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_36
-	MOVQ        136(SP), R10
+	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -7299,9 +7299,9 @@ scores4_odd_1:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 152(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_37
-	MOVQ        136(SP), CX
+	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -7403,7 +7403,7 @@ scores4_by1_1:
 	SUBQ    AX, BX
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
-	MOVQ    176(SP), DI
+	MOVQ    240(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -7497,7 +7497,7 @@ scores4_done_1:
 	VMOVSHDUP    X2, X3
 	VMAXPS       X3, X2, X2
 	VMAXSS       X5, X2, X2
-	MOVQ         R9, 144(SP)
+	MOVQ         R9, 208(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -7533,7 +7533,7 @@ scores_6:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    144(SP), R9
+	MOVQ    208(SP), R9
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -7575,7 +7575,7 @@ scores2_by8_1:
 	SUBQ    CX, DX
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
-	MOVQ    176(SP), SI
+	MOVQ    240(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000040, SI
@@ -7611,9 +7611,9 @@ scores2_8_chunk2_1:
 	VMOVUPS     (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 152(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_38
-	MOVQ        136(SP), DI
+	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -7648,9 +7648,9 @@ pf_skip_38:
 	VMOVUPS     64(SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 152(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_39
-	MOVQ        136(SP), DI
+	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -7693,9 +7693,9 @@ scores2_8_odd_1:
 	VMOVUPS     (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 152(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_40
-	MOVQ        136(SP), CX
+	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -7786,7 +7786,7 @@ scores2_by1_3:
 	SUBQ    AX, CX
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
-	MOVQ    176(SP), BX
+	MOVQ    240(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -7844,7 +7844,7 @@ scores2_done_3:
 	VMOVSHDUP     X0, X1
 	VMAXPS        X1, X0, X0
 	VMAXSS        X3, X0, X0
-	MOVQ          R9, 144(SP)
+	MOVQ          R9, 208(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -7876,7 +7876,7 @@ scores_7:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_1
-	MOVQ    144(SP), DI
+	MOVQ    208(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
@@ -7897,10 +7897,10 @@ scores_by8_9:
 	LEAQ        (DX)(SI*4), R10
 	MOVQ        CX, R11
 	SUBQ        DX, R11
-	MOVQ        176(SP), R12
+	MOVQ        240(SP), R12
 	ANDQ        $0xffffff80, R12
 	ADDQ        DX, R12
-	CMPQ        176(SP), $0x00000200
+	CMPQ        240(SP), $0x00000200
 	JNE         scores_seq_no_1
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -7926,7 +7926,7 @@ scores_by8_9:
 	VFMADD231PS 320(R9)(SI*1), Z15, Z3
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_41
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -7963,7 +7963,7 @@ pf_skip_41:
 	VFMADD231PS 320(R9)(R8*1), Z15, Z5
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_42
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -8000,7 +8000,7 @@ pf_skip_42:
 	VFMADD231PS 320(R10)(SI*1), Z15, Z7
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_43
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -8037,7 +8037,7 @@ pf_skip_43:
 	VFMADD231PS 320(R10)(R8*1), Z15, Z9
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_44
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -8061,7 +8061,7 @@ pf_skip_44:
 	JMP scores_reduce_9
 
 scores_seq_no_1:
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_seq_no_2
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -8075,7 +8075,7 @@ scores_seq_no_1:
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_45
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -8096,7 +8096,7 @@ pf_skip_45:
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_46
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -8117,7 +8117,7 @@ pf_skip_46:
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_47
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -8138,7 +8138,7 @@ pf_skip_47:
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_48
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -8167,7 +8167,7 @@ scores_pairs_17:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_49
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -8195,7 +8195,7 @@ pf_skip_49:
 	JB          scores_pairs_17
 
 scores_odd_17:
-	MOVQ        176(SP), R12
+	MOVQ        240(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_17
@@ -8251,7 +8251,7 @@ scores_by1_9:
 	JZ      scores_done_16
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
-	MOVQ    176(SP), R12
+	MOVQ    240(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -8286,7 +8286,7 @@ scores_done_16:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	MOVQ          DI, 144(SP)
+	MOVQ          DI, 208(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -8316,10 +8316,10 @@ scores_by8_10:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        176(SP), $0x00000200
+	CMPQ        240(SP), $0x00000200
 	JNE         scores_seq_no_3
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -8396,7 +8396,7 @@ scores_by8_10:
 	JMP         scores_reduce_10
 
 scores_seq_no_3:
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_seq_no_4
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -8465,7 +8465,7 @@ scores_pairs_18:
 	JB          scores_pairs_18
 
 scores_odd_18:
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_18
@@ -8521,7 +8521,7 @@ scores_by1_10:
 	JZ      scores_done_17
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
-	MOVQ    176(SP), R11
+	MOVQ    240(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -8576,10 +8576,10 @@ softmax_5:
 	MOVQ       ng+16(FP), CX
 	CMPQ       AX, CX
 	JGE        softmax_done_5
-	MOVQ       160(SP), AX
-	CMPQ       AX, 168(SP)
+	MOVQ       224(SP), AX
+	CMPQ       AX, 232(SP)
 	JAE        pf_skip_50
-	MOVQ       136(SP), CX
+	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	PREFETCHT0 (CX)
 	PREFETCHT0 64(CX)
@@ -8592,7 +8592,7 @@ softmax_5:
 	ADDQ       $0x00000200, AX
 
 pf_skip_50:
-	MOVQ         AX, 160(SP)
+	MOVQ         AX, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -9053,7 +9053,7 @@ exp_done_12:
 
 softmax_done_6:
 	MOVQ $0x00000000, 32(SP)
-	CMPQ 176(SP), $0x00000100
+	CMPQ 240(SP), $0x00000100
 	JA   pv_noquads_1
 
 pv_5:
@@ -9079,7 +9079,7 @@ pv_5:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  160(SP), R9
+	MOVQ  224(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -9151,9 +9151,9 @@ pv4_row_1:
 	VFMADD231PS  Z17, Z20, Z13
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
-	CMPQ         R9, 168(SP)
+	CMPQ         R9, 232(SP)
 	JAE          pf_skip_51
-	MOVQ         136(SP), R11
+	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -9232,9 +9232,9 @@ pv4_row_2:
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
-	CMPQ         R9, 168(SP)
+	CMPQ         R9, 232(SP)
 	JAE          pf_skip_52
-	MOVQ         136(SP), R11
+	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -9296,9 +9296,9 @@ pv4_row_3:
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
-	CMPQ         R9, 168(SP)
+	CMPQ         R9, 232(SP)
 	JAE          pf_skip_53
-	MOVQ         136(SP), R11
+	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -9325,7 +9325,7 @@ pv4_merge_3:
 	JMP     pv4_block_3
 
 pv4_next_3:
-	MOVQ R9, 160(SP)
+	MOVQ R9, 224(SP)
 	ADDQ $0x00000004, 32(SP)
 	JMP  pv_5
 
@@ -9353,7 +9353,7 @@ pv_6:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  160(SP), R10
+	MOVQ  224(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -9421,9 +9421,9 @@ pv2_single_9:
 	VFMADD231PS  Z21, Z24, Z13
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_54
-	MOVQ         136(SP), R8
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -9520,9 +9520,9 @@ pv2_pair_10:
 	VFMADD231PS  Z21, Z16, Z13
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_55
-	MOVQ         136(SP), R8
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -9622,9 +9622,9 @@ pv2_pair_11:
 	VBROADCASTSS 4(BX)(CX*1), Z8
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_56
-	MOVQ         136(SP), R8
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -9700,9 +9700,9 @@ pv2_pair_12:
 	VFMADD231PS  Z4, Z6, Z1
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_57
-	MOVQ         136(SP), R8
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -9741,7 +9741,7 @@ pv2_merge_12:
 	JMP     pv2_block_12
 
 pv2_next_12:
-	MOVQ R10, 160(SP)
+	MOVQ R10, 224(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_6
 
@@ -10983,13 +10983,13 @@ pv_next_50:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeFastAVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $184-112
+TEXT ·flashDecodeFastAVX512(SB), NOSPLIT, $248-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 176(SP)
+	MOVQ AX, 240(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_4:
@@ -11047,18 +11047,18 @@ tile_4:
 	CMOVQGT AX, DX
 	MOVQ    DX, CX
 	NEGQ    CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 152(SP)
+	MOVQ    CX, 216(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
+	MOVQ    CX, 232(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_8:
@@ -11084,7 +11084,7 @@ scores_8:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    144(SP), R9
+	MOVQ    208(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -11138,7 +11138,7 @@ scores4_by4_2:
 	SUBQ    CX, SI
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
-	MOVQ    176(SP), R10
+	MOVQ    240(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000040, R10
@@ -11171,9 +11171,9 @@ scores4_chunk2_2:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 152(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_58
-	MOVQ        136(SP), R10
+	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -11206,9 +11206,9 @@ pf_skip_58:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 152(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_59
-	MOVQ        136(SP), R10
+	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -11248,9 +11248,9 @@ scores4_odd_2:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 152(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_60
-	MOVQ        136(SP), CX
+	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -11352,7 +11352,7 @@ scores4_by1_2:
 	SUBQ    AX, BX
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
-	MOVQ    176(SP), DI
+	MOVQ    240(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -11446,7 +11446,7 @@ scores4_done_2:
 	VMOVSHDUP    X2, X3
 	VMAXPS       X3, X2, X2
 	VMAXSS       X5, X2, X2
-	MOVQ         R9, 144(SP)
+	MOVQ         R9, 208(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -11482,7 +11482,7 @@ scores_9:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    144(SP), R9
+	MOVQ    208(SP), R9
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -11524,7 +11524,7 @@ scores2_by8_2:
 	SUBQ    CX, DX
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
-	MOVQ    176(SP), SI
+	MOVQ    240(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000040, SI
@@ -11560,9 +11560,9 @@ scores2_8_chunk2_2:
 	VMOVUPS     (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 152(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_61
-	MOVQ        136(SP), DI
+	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -11597,9 +11597,9 @@ pf_skip_61:
 	VMOVUPS     64(SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 152(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_62
-	MOVQ        136(SP), DI
+	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -11642,9 +11642,9 @@ scores2_8_odd_2:
 	VMOVUPS     (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 152(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_63
-	MOVQ        136(SP), CX
+	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -11735,7 +11735,7 @@ scores2_by1_4:
 	SUBQ    AX, CX
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
-	MOVQ    176(SP), BX
+	MOVQ    240(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -11793,7 +11793,7 @@ scores2_done_4:
 	VMOVSHDUP     X0, X1
 	VMAXPS        X1, X0, X0
 	VMAXSS        X3, X0, X0
-	MOVQ          R9, 144(SP)
+	MOVQ          R9, 208(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -11825,7 +11825,7 @@ scores_10:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_2
-	MOVQ    144(SP), DI
+	MOVQ    208(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
@@ -11846,10 +11846,10 @@ scores_by8_12:
 	LEAQ        (DX)(SI*4), R10
 	MOVQ        CX, R11
 	SUBQ        DX, R11
-	MOVQ        176(SP), R12
+	MOVQ        240(SP), R12
 	ANDQ        $0xffffff80, R12
 	ADDQ        DX, R12
-	CMPQ        176(SP), $0x00000200
+	CMPQ        240(SP), $0x00000200
 	JNE         scores_seq_no_7
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -11875,7 +11875,7 @@ scores_by8_12:
 	VFMADD231PS 320(R9)(SI*1), Z15, Z3
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_64
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -11912,7 +11912,7 @@ pf_skip_64:
 	VFMADD231PS 320(R9)(R8*1), Z15, Z5
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_65
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -11949,7 +11949,7 @@ pf_skip_65:
 	VFMADD231PS 320(R10)(SI*1), Z15, Z7
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_66
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -11986,7 +11986,7 @@ pf_skip_66:
 	VFMADD231PS 320(R10)(R8*1), Z15, Z9
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_67
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -12010,7 +12010,7 @@ pf_skip_67:
 	JMP scores_reduce_12
 
 scores_seq_no_7:
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_seq_no_8
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -12024,7 +12024,7 @@ scores_seq_no_7:
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_68
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -12045,7 +12045,7 @@ pf_skip_68:
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_69
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -12066,7 +12066,7 @@ pf_skip_69:
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_70
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -12087,7 +12087,7 @@ pf_skip_70:
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_71
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -12116,7 +12116,7 @@ scores_pairs_20:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
-	CMPQ        DI, 152(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_72
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -12144,7 +12144,7 @@ pf_skip_72:
 	JB          scores_pairs_20
 
 scores_odd_20:
-	MOVQ        176(SP), R12
+	MOVQ        240(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_20
@@ -12200,7 +12200,7 @@ scores_by1_12:
 	JZ      scores_done_22
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
-	MOVQ    176(SP), R12
+	MOVQ    240(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -12235,7 +12235,7 @@ scores_done_22:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	MOVQ          DI, 144(SP)
+	MOVQ          DI, 208(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -12265,10 +12265,10 @@ scores_by8_13:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        176(SP), $0x00000200
+	CMPQ        240(SP), $0x00000200
 	JNE         scores_seq_no_9
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -12345,7 +12345,7 @@ scores_by8_13:
 	JMP         scores_reduce_13
 
 scores_seq_no_9:
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_seq_no_10
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -12414,7 +12414,7 @@ scores_pairs_21:
 	JB          scores_pairs_21
 
 scores_odd_21:
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_21
@@ -12470,7 +12470,7 @@ scores_by1_13:
 	JZ      scores_done_23
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
-	MOVQ    176(SP), R11
+	MOVQ    240(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -12525,10 +12525,10 @@ softmax_7:
 	MOVQ       ng+16(FP), CX
 	CMPQ       AX, CX
 	JGE        softmax_done_7
-	MOVQ       160(SP), AX
-	CMPQ       AX, 168(SP)
+	MOVQ       224(SP), AX
+	CMPQ       AX, 232(SP)
 	JAE        pf_skip_73
-	MOVQ       136(SP), CX
+	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	PREFETCHT0 (CX)
 	PREFETCHT0 64(CX)
@@ -12541,7 +12541,7 @@ softmax_7:
 	ADDQ       $0x00000200, AX
 
 pf_skip_73:
-	MOVQ         AX, 160(SP)
+	MOVQ         AX, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -12975,7 +12975,7 @@ exp_done_15:
 
 softmax_done_8:
 	MOVQ $0x00000000, 32(SP)
-	CMPQ 176(SP), $0x00000100
+	CMPQ 240(SP), $0x00000100
 	JA   pv_noquads_2
 
 pv_8:
@@ -13001,7 +13001,7 @@ pv_8:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  160(SP), R9
+	MOVQ  224(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -13073,9 +13073,9 @@ pv4_row_4:
 	VFMADD231PS  Z17, Z20, Z13
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
-	CMPQ         R9, 168(SP)
+	CMPQ         R9, 232(SP)
 	JAE          pf_skip_74
-	MOVQ         136(SP), R11
+	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -13154,9 +13154,9 @@ pv4_row_5:
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
-	CMPQ         R9, 168(SP)
+	CMPQ         R9, 232(SP)
 	JAE          pf_skip_75
-	MOVQ         136(SP), R11
+	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -13218,9 +13218,9 @@ pv4_row_6:
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
-	CMPQ         R9, 168(SP)
+	CMPQ         R9, 232(SP)
 	JAE          pf_skip_76
-	MOVQ         136(SP), R11
+	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -13247,7 +13247,7 @@ pv4_merge_6:
 	JMP     pv4_block_6
 
 pv4_next_6:
-	MOVQ R9, 160(SP)
+	MOVQ R9, 224(SP)
 	ADDQ $0x00000004, 32(SP)
 	JMP  pv_8
 
@@ -13275,7 +13275,7 @@ pv_9:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  160(SP), R10
+	MOVQ  224(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -13343,9 +13343,9 @@ pv2_single_13:
 	VFMADD231PS  Z21, Z24, Z13
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_77
-	MOVQ         136(SP), R8
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -13442,9 +13442,9 @@ pv2_pair_14:
 	VFMADD231PS  Z21, Z16, Z13
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_78
-	MOVQ         136(SP), R8
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -13544,9 +13544,9 @@ pv2_pair_15:
 	VBROADCASTSS 4(BX)(CX*1), Z8
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_79
-	MOVQ         136(SP), R8
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -13622,9 +13622,9 @@ pv2_pair_16:
 	VFMADD231PS  Z4, Z6, Z1
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_80
-	MOVQ         136(SP), R8
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -13663,7 +13663,7 @@ pv2_merge_16:
 	JMP     pv2_block_16
 
 pv2_next_16:
-	MOVQ R10, 160(SP)
+	MOVQ R10, 224(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_9
 
@@ -14899,13 +14899,13 @@ pv_next_62:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeExactF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $192-112
+TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $256-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 184(SP)
+	MOVQ AX, 248(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_5:
@@ -14963,17 +14963,17 @@ tile_5:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
-	MOVQ    $0x00000001, 152(SP)
-	MOVQ    $0x00000001, 176(SP)
+	MOVQ    CX, 232(SP)
+	MOVQ    $0x00000001, 216(SP)
+	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_11:
@@ -14998,8 +14998,8 @@ scores_11:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
-	MOVQ    152(SP), R10
+	MOVQ    200(SP), R9
+	MOVQ    216(SP), R10
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -15043,7 +15043,7 @@ scores2_six_1:
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   184(SP), SI
+	MOVQ   248(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -15076,7 +15076,7 @@ scores2_6_chunk2_1:
 	DECQ        R10
 	JNZ         pf_skip_81
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_81
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -15108,7 +15108,7 @@ pf_skip_81:
 	DECQ        R10
 	JNZ         pf_skip_82
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_82
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -15148,7 +15148,7 @@ scores2_6_odd_1:
 	DECQ        R10
 	JNZ         pf_skip_83
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_83
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -15222,7 +15222,7 @@ scores2_by4_3:
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   184(SP), SI
+	MOVQ   248(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -15248,7 +15248,7 @@ scores2_4_chunk2_3:
 	DECQ        R10
 	JNZ         pf_skip_84
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_84
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -15274,7 +15274,7 @@ pf_skip_84:
 	DECQ        R10
 	JNZ         pf_skip_85
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_85
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -15307,7 +15307,7 @@ scores2_4_odd_3:
 	DECQ        R10
 	JNZ         pf_skip_86
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_86
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -15363,7 +15363,7 @@ scores2_by1_5:
 	MOVQ   80(SP), DX
 	SUBQ   AX, DX
 	SUBQ   AX, DX
-	MOVQ   184(SP), BX
+	MOVQ   248(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -15415,8 +15415,8 @@ scores2_done_5:
 	VMOVSHDUP X0, X3
 	VMAXPS    X3, X0, X0
 	VMAXSS    X1, X0, X0
-	MOVQ      R9, 136(SP)
-	MOVQ      R10, 152(SP)
+	MOVQ      R9, 200(SP)
+	MOVQ      R10, 216(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -15446,8 +15446,8 @@ scores_12:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    136(SP), DI
-	MOVQ    152(SP), R8
+	MOVQ    200(SP), DI
+	MOVQ    216(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -15469,7 +15469,7 @@ scores_by8_15:
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 	SUBQ   DX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ANDQ   $0xffffffe0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
@@ -15488,7 +15488,7 @@ scores_pairs_23:
 	DECQ        R8
 	JNZ         pf_skip_87
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 208(SP)
 	JAE         pf_skip_87
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -15510,7 +15510,7 @@ pf_skip_87:
 	JB          scores_pairs_23
 
 scores_odd_23:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_23
@@ -15527,7 +15527,7 @@ scores_odd_23:
 scores_half_23:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
-	MOVQ 184(SP), R13
+	MOVQ 248(SP), R13
 	ANDQ $0xffffffe0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
@@ -15546,7 +15546,7 @@ scores_pairs_24:
 	DECQ        R8
 	JNZ         pf_skip_88
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 208(SP)
 	JAE         pf_skip_88
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -15568,7 +15568,7 @@ pf_skip_88:
 	JB          scores_pairs_24
 
 scores_odd_24:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_24
@@ -15606,7 +15606,7 @@ scores_by1_15:
 	JZ     scores_done_27
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 	SUBQ   DX, R12
@@ -15641,8 +15641,8 @@ scores_done_27:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 136(SP)
-	MOVQ         R8, 152(SP)
+	MOVQ         DI, 200(SP)
+	MOVQ         R8, 216(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -16168,8 +16168,8 @@ pv_11:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  160(SP), R10
-	MOVQ  176(SP), R11
+	MOVQ  224(SP), R10
+	MOVQ  240(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -16231,7 +16231,7 @@ pv2_single_17:
 	DECQ         R11
 	JNZ          pf_skip_89
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_89
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -16306,7 +16306,7 @@ pv2_single_18:
 	DECQ         R11
 	JNZ          pf_skip_90
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_90
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -16367,7 +16367,7 @@ pv2_single_19:
 	DECQ         R11
 	JNZ          pf_skip_91
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_91
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -16419,7 +16419,7 @@ pv2_single_20:
 	DECQ         R11
 	JNZ          pf_skip_92
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_92
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -16442,8 +16442,8 @@ pv2_merge_20:
 	JMP     pv2_block_20
 
 pv2_next_20:
-	MOVQ R10, 160(SP)
-	MOVQ R11, 176(SP)
+	MOVQ R10, 224(SP)
+	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_11
 
@@ -16466,8 +16466,8 @@ pv_12:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  160(SP), R8
-	MOVQ  176(SP), R9
+	MOVQ  224(SP), R8
+	MOVQ  240(SP), R9
 	XORQ  R10, R10
 
 pv_block_63:
@@ -16524,7 +16524,7 @@ pv_single_63:
 	DECQ         R9
 	JNZ          pf_skip_93
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_93
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -16596,7 +16596,7 @@ pv_single_64:
 	DECQ         R9
 	JNZ          pf_skip_94
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_94
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -16664,7 +16664,7 @@ pv_pair_65:
 	DECQ         R9
 	JNZ          pf_skip_95
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_95
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -16692,7 +16692,7 @@ pv_single_65:
 	DECQ         R9
 	JNZ          pf_skip_96
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_96
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -16747,7 +16747,7 @@ pv_pair_66:
 	DECQ         R9
 	JNZ          pf_skip_97
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_97
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -16770,7 +16770,7 @@ pv_single_66:
 	DECQ         R9
 	JNZ          pf_skip_98
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_98
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -16815,7 +16815,7 @@ pv_pair_67:
 	DECQ         R9
 	JNZ          pf_skip_99
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_99
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -16836,7 +16836,7 @@ pv_single_67:
 	DECQ         R9
 	JNZ          pf_skip_100
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_100
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -16854,8 +16854,8 @@ pv_merge_67:
 	JMP     pv_block_67
 
 pv_next_67:
-	MOVQ R8, 160(SP)
-	MOVQ R9, 176(SP)
+	MOVQ R8, 224(SP)
+	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_12
 
@@ -17459,13 +17459,13 @@ pv_next_71:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeFastF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $192-112
+TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $256-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 184(SP)
+	MOVQ AX, 248(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_6:
@@ -17523,17 +17523,17 @@ tile_6:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
-	MOVQ    $0x00000001, 152(SP)
-	MOVQ    $0x00000001, 176(SP)
+	MOVQ    CX, 232(SP)
+	MOVQ    $0x00000001, 216(SP)
+	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
 scores_13:
@@ -17558,8 +17558,8 @@ scores_13:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
-	MOVQ    152(SP), R10
+	MOVQ    200(SP), R9
+	MOVQ    216(SP), R10
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -17603,7 +17603,7 @@ scores2_six_2:
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   184(SP), SI
+	MOVQ   248(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -17636,7 +17636,7 @@ scores2_6_chunk2_2:
 	DECQ        R10
 	JNZ         pf_skip_101
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_101
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -17668,7 +17668,7 @@ pf_skip_101:
 	DECQ        R10
 	JNZ         pf_skip_102
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_102
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -17708,7 +17708,7 @@ scores2_6_odd_2:
 	DECQ        R10
 	JNZ         pf_skip_103
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_103
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -17782,7 +17782,7 @@ scores2_by4_4:
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   184(SP), SI
+	MOVQ   248(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -17808,7 +17808,7 @@ scores2_4_chunk2_4:
 	DECQ        R10
 	JNZ         pf_skip_104
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_104
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -17834,7 +17834,7 @@ pf_skip_104:
 	DECQ        R10
 	JNZ         pf_skip_105
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_105
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -17867,7 +17867,7 @@ scores2_4_odd_4:
 	DECQ        R10
 	JNZ         pf_skip_106
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
+	CMPQ        R9, 208(SP)
 	JAE         pf_skip_106
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -17923,7 +17923,7 @@ scores2_by1_6:
 	MOVQ   80(SP), DX
 	SUBQ   AX, DX
 	SUBQ   AX, DX
-	MOVQ   184(SP), BX
+	MOVQ   248(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -17975,8 +17975,8 @@ scores2_done_6:
 	VMOVSHDUP X0, X3
 	VMAXPS    X3, X0, X0
 	VMAXSS    X1, X0, X0
-	MOVQ      R9, 136(SP)
-	MOVQ      R10, 152(SP)
+	MOVQ      R9, 200(SP)
+	MOVQ      R10, 216(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -18006,8 +18006,8 @@ scores_14:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    136(SP), DI
-	MOVQ    152(SP), R8
+	MOVQ    200(SP), DI
+	MOVQ    216(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -18029,7 +18029,7 @@ scores_by8_17:
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 	SUBQ   DX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ANDQ   $0xffffffe0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
@@ -18048,7 +18048,7 @@ scores_pairs_27:
 	DECQ        R8
 	JNZ         pf_skip_107
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 208(SP)
 	JAE         pf_skip_107
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -18070,7 +18070,7 @@ pf_skip_107:
 	JB          scores_pairs_27
 
 scores_odd_27:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_27
@@ -18087,7 +18087,7 @@ scores_odd_27:
 scores_half_27:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
-	MOVQ 184(SP), R13
+	MOVQ 248(SP), R13
 	ANDQ $0xffffffe0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
@@ -18106,7 +18106,7 @@ scores_pairs_28:
 	DECQ        R8
 	JNZ         pf_skip_108
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
+	CMPQ        DI, 208(SP)
 	JAE         pf_skip_108
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -18128,7 +18128,7 @@ pf_skip_108:
 	JB          scores_pairs_28
 
 scores_odd_28:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_28
@@ -18166,7 +18166,7 @@ scores_by1_17:
 	JZ     scores_done_31
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 	SUBQ   DX, R12
@@ -18201,8 +18201,8 @@ scores_done_31:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 136(SP)
-	MOVQ         R8, 152(SP)
+	MOVQ         DI, 200(SP)
+	MOVQ         R8, 216(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -18665,8 +18665,8 @@ pv_13:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  160(SP), R10
-	MOVQ  176(SP), R11
+	MOVQ  224(SP), R10
+	MOVQ  240(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -18728,7 +18728,7 @@ pv2_single_21:
 	DECQ         R11
 	JNZ          pf_skip_109
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_109
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -18803,7 +18803,7 @@ pv2_single_22:
 	DECQ         R11
 	JNZ          pf_skip_110
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_110
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -18864,7 +18864,7 @@ pv2_single_23:
 	DECQ         R11
 	JNZ          pf_skip_111
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_111
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -18916,7 +18916,7 @@ pv2_single_24:
 	DECQ         R11
 	JNZ          pf_skip_112
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
+	CMPQ         R10, 232(SP)
 	JAE          pf_skip_112
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -18939,8 +18939,8 @@ pv2_merge_24:
 	JMP     pv2_block_24
 
 pv2_next_24:
-	MOVQ R10, 160(SP)
-	MOVQ R11, 176(SP)
+	MOVQ R10, 224(SP)
+	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_13
 
@@ -18963,8 +18963,8 @@ pv_14:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  160(SP), R8
-	MOVQ  176(SP), R9
+	MOVQ  224(SP), R8
+	MOVQ  240(SP), R9
 	XORQ  R10, R10
 
 pv_block_72:
@@ -19021,7 +19021,7 @@ pv_single_72:
 	DECQ         R9
 	JNZ          pf_skip_113
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_113
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -19093,7 +19093,7 @@ pv_single_73:
 	DECQ         R9
 	JNZ          pf_skip_114
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_114
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -19161,7 +19161,7 @@ pv_pair_74:
 	DECQ         R9
 	JNZ          pf_skip_115
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_115
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -19189,7 +19189,7 @@ pv_single_74:
 	DECQ         R9
 	JNZ          pf_skip_116
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_116
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -19244,7 +19244,7 @@ pv_pair_75:
 	DECQ         R9
 	JNZ          pf_skip_117
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_117
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -19267,7 +19267,7 @@ pv_single_75:
 	DECQ         R9
 	JNZ          pf_skip_118
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_118
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -19312,7 +19312,7 @@ pv_pair_76:
 	DECQ         R9
 	JNZ          pf_skip_119
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_119
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -19333,7 +19333,7 @@ pv_single_76:
 	DECQ         R9
 	JNZ          pf_skip_120
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
+	CMPQ         R8, 232(SP)
 	JAE          pf_skip_120
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -19351,8 +19351,8 @@ pv_merge_76:
 	JMP     pv_block_76
 
 pv_next_76:
-	MOVQ R8, 160(SP)
-	MOVQ R9, 176(SP)
+	MOVQ R8, 224(SP)
+	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_14
 
@@ -19942,13 +19942,13 @@ pv_next_80:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeExactF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $248-112
+TEXT ·flashDecodeExactF16AVX512(SB), NOSPLIT, $312-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 176(SP)
+	MOVQ AX, 240(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_7:
@@ -19989,8 +19989,8 @@ init_done_7:
 	MOVQ  AX, 8(SP)
 	MOVQ  n+40(FP), AX
 	MOVQ  AX, 16(SP)
-	MOVQ  pipe+104(FP), AX
-	TESTQ AX, AX
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000001, AX
 	JZ    lone_phases_3
 	MOVQ  ng+16(FP), AX
 	CMPQ  AX, $0x01
@@ -20013,23 +20013,26 @@ tile_7:
 	CMOVQGT AX, DX
 	MOVQ    DX, CX
 	NEGQ    CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 152(SP)
+	MOVQ    CX, 216(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
+	MOVQ    CX, 232(SP)
 	MOVQ    $0x00000000, 32(SP)
+	MOVQ    mode+104(FP), AX
+	TESTQ   $0x00000002, AX
+	JZ      scores_noocts_1
 
 scores_15:
 	MOVQ    32(SP), AX
-	ADDQ    $0x00000003, AX
+	ADDQ    $0x00000007, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
 	JGE     scores_done_33
@@ -20050,7 +20053,527 @@ scores_15:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    144(SP), R9
+	MOVQ    208(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 136(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 144(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 152(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 160(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 104(SP)
+	MOVQ    DX, 168(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 112(SP)
+	MOVQ    DX, 176(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 120(SP)
+	MOVQ    DX, 184(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 128(SP)
+	MOVQ    DX, 192(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+	VMOVSS  expconst<>+0(SB), X5
+	VMOVSS  expconst<>+0(SB), X6
+	VMOVSS  expconst<>+0(SB), X7
+	VMOVSS  expconst<>+0(SB), X8
+	VMOVSS  expconst<>+0(SB), X9
+
+scores8_by2_1:
+	CMPQ    56(SP), $0x02
+	JL      scores8_lone_1
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS expconst<>+1344(SB), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS expconst<>+1344(SB), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	VMOVUPS expconst<>+1344(SB), Z22
+	VMOVUPS expconst<>+1344(SB), Z23
+	VMOVUPS expconst<>+1344(SB), Z24
+	VMOVUPS expconst<>+1344(SB), Z25
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	MOVQ    104(SP), BX
+	LEAQ    (AX)(AX*2), SI
+	MOVQ    240(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores8_odd_1
+
+scores8_chunk2_1:
+	VCVTPH2PS   (CX), Z26
+	VCVTPH2PS   (CX)(R8*1), Z27
+	VMOVUPS     (DX), Z28
+	VFMADD231PS Z26, Z28, Z10
+	VFMADD231PS Z27, Z28, Z11
+	VMOVUPS     (DX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z12
+	VFMADD231PS Z27, Z28, Z13
+	VMOVUPS     (DX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z14
+	VFMADD231PS Z27, Z28, Z15
+	VMOVUPS     (DX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z16
+	VFMADD231PS Z27, Z28, Z17
+	VMOVUPS     (BX), Z28
+	VFMADD231PS Z26, Z28, Z18
+	VFMADD231PS Z27, Z28, Z19
+	VMOVUPS     (BX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z20
+	VFMADD231PS Z27, Z28, Z21
+	VMOVUPS     (BX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z22
+	VFMADD231PS Z27, Z28, Z23
+	VMOVUPS     (BX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z24
+	VFMADD231PS Z27, Z28, Z25
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_121
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
+	ADDQ        $0x00000100, R9
+
+pf_skip_121:
+	VCVTPH2PS   32(CX), Z26
+	VCVTPH2PS   32(CX)(R8*1), Z27
+	VMOVUPS     64(DX), Z28
+	VFMADD231PS Z26, Z28, Z10
+	VFMADD231PS Z27, Z28, Z11
+	VMOVUPS     64(DX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z12
+	VFMADD231PS Z27, Z28, Z13
+	VMOVUPS     64(DX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z14
+	VFMADD231PS Z27, Z28, Z15
+	VMOVUPS     64(DX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z16
+	VFMADD231PS Z27, Z28, Z17
+	VMOVUPS     64(BX), Z28
+	VFMADD231PS Z26, Z28, Z18
+	VFMADD231PS Z27, Z28, Z19
+	VMOVUPS     64(BX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z20
+	VFMADD231PS Z27, Z28, Z21
+	VMOVUPS     64(BX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z22
+	VFMADD231PS Z27, Z28, Z23
+	VMOVUPS     64(BX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z24
+	VFMADD231PS Z27, Z28, Z25
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_122
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
+	ADDQ        $0x00000100, R9
+
+pf_skip_122:
+	ADDQ $0x00000040, CX
+	ADDQ $0x00000080, DX
+	ADDQ $0x00000080, BX
+	CMPQ CX, 48(SP)
+	JB   scores8_chunk2_1
+
+scores8_odd_1:
+	CMPQ        CX, 40(SP)
+	JAE         scores8_chunks_1
+	VCVTPH2PS   (CX), Z26
+	VCVTPH2PS   (CX)(R8*1), Z27
+	VMOVUPS     (DX), Z28
+	VFMADD231PS Z26, Z28, Z10
+	VFMADD231PS Z27, Z28, Z11
+	VMOVUPS     (DX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z12
+	VFMADD231PS Z27, Z28, Z13
+	VMOVUPS     (DX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z14
+	VFMADD231PS Z27, Z28, Z15
+	VMOVUPS     (DX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z16
+	VFMADD231PS Z27, Z28, Z17
+	VMOVUPS     (BX), Z28
+	VFMADD231PS Z26, Z28, Z18
+	VFMADD231PS Z27, Z28, Z19
+	VMOVUPS     (BX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z20
+	VFMADD231PS Z27, Z28, Z21
+	VMOVUPS     (BX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z22
+	VFMADD231PS Z27, Z28, Z23
+	VMOVUPS     (BX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z24
+	VFMADD231PS Z27, Z28, Z25
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_123
+	MOVQ        200(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
+	ADDQ        $0x00000100, R9
+
+pf_skip_123:
+scores8_chunks_1:
+	VBROADCASTSS scale+64(FP), Y26
+	MOVQ         136(SP), CX
+	LEAQ         (DI)(DI*2), BX
+	LEAQ         (CX)(DI*4), DX
+	VSHUFF32X4   $0x44, Z11, Z10, Z27
+	VSHUFF32X4   $0xee, Z11, Z10, Z10
+	VADDPS       Z10, Z27, Z27
+	VSHUFF32X4   $0x44, Z13, Z12, Z10
+	VSHUFF32X4   $0xee, Z13, Z12, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFF32X4   $0x44, Z15, Z14, Z11
+	VSHUFF32X4   $0xee, Z15, Z14, Z12
+	VADDPS       Z12, Z11, Z11
+	VSHUFF32X4   $0x44, Z17, Z16, Z12
+	VSHUFF32X4   $0xee, Z17, Z16, Z13
+	VADDPS       Z13, Z12, Z12
+	VSHUFF32X4   $0x88, Z10, Z27, Z13
+	VSHUFF32X4   $0xdd, Z10, Z27, Z10
+	VADDPS       Z10, Z13, Z13
+	VSHUFF32X4   $0x88, Z12, Z11, Z10
+	VSHUFF32X4   $0xdd, Z12, Z11, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFPS      $0x88, Z10, Z13, Z11
+	VSHUFPS      $0xdd, Z10, Z13, Z10
+	VADDPS       Z10, Z11, Z11
+	VSHUFPS      $0x88, Z11, Z11, Z10
+	VSHUFPS      $0xdd, Z11, Z11, Z11
+	VADDPS       Z10, Z11, Z11
+	VMOVUPS      expconst<>+1408(SB), Z10
+	VPERMPS      Z11, Z10, Z11
+	VMULPS       Y26, Y11, Y11
+	VMAXPS       Y11, Y0, Y0
+	VEXTRACTF128 $0x01, Y11, X10
+	VMOVLPS      X11, (CX)
+	VMOVHPS      X11, (CX)(DI*1)
+	VMOVLPS      X10, (CX)(DI*2)
+	VMOVHPS      X10, (CX)(BX*1)
+	VSHUFF32X4   $0x44, Z19, Z18, Z10
+	VSHUFF32X4   $0xee, Z19, Z18, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFF32X4   $0x44, Z21, Z20, Z11
+	VSHUFF32X4   $0xee, Z21, Z20, Z12
+	VADDPS       Z12, Z11, Z11
+	VSHUFF32X4   $0x44, Z23, Z22, Z12
+	VSHUFF32X4   $0xee, Z23, Z22, Z13
+	VADDPS       Z13, Z12, Z12
+	VSHUFF32X4   $0x44, Z25, Z24, Z13
+	VSHUFF32X4   $0xee, Z25, Z24, Z14
+	VADDPS       Z14, Z13, Z13
+	VSHUFF32X4   $0x88, Z11, Z10, Z14
+	VSHUFF32X4   $0xdd, Z11, Z10, Z10
+	VADDPS       Z10, Z14, Z14
+	VSHUFF32X4   $0x88, Z13, Z12, Z10
+	VSHUFF32X4   $0xdd, Z13, Z12, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFPS      $0x88, Z10, Z14, Z11
+	VSHUFPS      $0xdd, Z10, Z14, Z10
+	VADDPS       Z10, Z11, Z11
+	VSHUFPS      $0x88, Z11, Z11, Z10
+	VSHUFPS      $0xdd, Z11, Z11, Z11
+	VADDPS       Z10, Z11, Z11
+	VMOVUPS      expconst<>+1408(SB), Z10
+	VPERMPS      Z11, Z10, Z11
+	VMULPS       Y26, Y11, Y11
+	VMAXPS       Y11, Y1, Y1
+	VEXTRACTF128 $0x01, Y11, X10
+	VMOVLPS      X11, (DX)
+	VMOVHPS      X11, (DX)(DI*1)
+	VMOVLPS      X10, (DX)(DI*2)
+	VMOVHPS      X10, (DX)(BX*1)
+	ADDQ         $0x00000008, 136(SP)
+	SUBQ         $0x02, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*2), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores8_by2_1
+
+scores8_lone_1:
+	MOVQ 136(SP), AX
+	ADDQ DI, AX
+	MOVQ AX, 144(SP)
+	ADDQ DI, AX
+	MOVQ AX, 152(SP)
+	ADDQ DI, AX
+	MOVQ AX, 160(SP)
+	ADDQ DI, AX
+	MOVQ AX, 168(SP)
+	ADDQ DI, AX
+	MOVQ AX, 176(SP)
+	ADDQ DI, AX
+	MOVQ AX, 184(SP)
+	ADDQ DI, AX
+	MOVQ AX, 192(SP)
+
+scores8_by1_1:
+	CMPQ    56(SP), $0x00
+	JE      scores8_done_1
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    104(SP), DI
+	SUBQ    AX, DI
+	SUBQ    AX, DI
+	MOVQ    112(SP), R10
+	SUBQ    AX, R10
+	SUBQ    AX, R10
+	MOVQ    120(SP), R11
+	SUBQ    AX, R11
+	SUBQ    AX, R11
+	MOVQ    128(SP), R12
+	SUBQ    AX, R12
+	SUBQ    AX, R12
+	MOVQ    240(SP), R13
+	ADDQ    AX, R13
+	MOVQ    R13, 40(SP)
+
+scores8_chunk1_1:
+	VCVTPH2PS     (AX), Z18
+	VFMADD231PS   (CX)(AX*2), Z18, Z10
+	VFMADD231PS   (DX)(AX*2), Z18, Z11
+	VFMADD231PS   (BX)(AX*2), Z18, Z12
+	VFMADD231PS   (SI)(AX*2), Z18, Z13
+	VFMADD231PS   (DI)(AX*2), Z18, Z14
+	VFMADD231PS   (R10)(AX*2), Z18, Z15
+	VFMADD231PS   (R11)(AX*2), Z18, Z16
+	VFMADD231PS   (R12)(AX*2), Z18, Z17
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores8_chunk1_1
+	VEXTRACTF64X4 $0x01, Z10, Y18
+	VADDPS        Y18, Y10, Y18
+	VEXTRACTF32X4 $0x01, Y18, X10
+	VADDPS        X18, X10, X10
+	VMOVHLPS      X10, X10, X18
+	VADDPS        X18, X10, X10
+	VMOVSHDUP     X10, X18
+	VADDPS        X18, X10, X10
+	VMULSS        scale+64(FP), X10, X10
+	VMAXSS        X10, X2, X2
+	MOVQ          136(SP), AX
+	VMOVSS        X10, (AX)
+	ADDQ          $0x00000004, 136(SP)
+	VEXTRACTF64X4 $0x01, Z11, Y10
+	VADDPS        Y10, Y11, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X3, X3
+	MOVQ          144(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 144(SP)
+	VEXTRACTF64X4 $0x01, Z12, Y10
+	VADDPS        Y10, Y12, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X4, X4
+	MOVQ          152(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 152(SP)
+	VEXTRACTF64X4 $0x01, Z13, Y10
+	VADDPS        Y10, Y13, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X5, X5
+	MOVQ          160(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 160(SP)
+	VEXTRACTF64X4 $0x01, Z14, Y10
+	VADDPS        Y10, Y14, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X6, X6
+	MOVQ          168(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 168(SP)
+	VEXTRACTF64X4 $0x01, Z15, Y10
+	VADDPS        Y10, Y15, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X7, X7
+	MOVQ          176(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 176(SP)
+	VEXTRACTF64X4 $0x01, Z16, Y10
+	VADDPS        Y10, Y16, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X8, X8
+	MOVQ          184(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 184(SP)
+	VEXTRACTF64X4 $0x01, Z17, Y10
+	VADDPS        Y10, Y17, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X9, X9
+	MOVQ          192(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 192(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores8_by1_1
+
+scores8_done_1:
+	VPERMILPS    $0xb1, Y0, Y10
+	VMAXPS       Y10, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X10
+	VMOVAPS      X0, X11
+	VMAXSS       X2, X11, X11
+	VMOVHLPS     X0, X0, X0
+	VMAXSS       X3, X0, X0
+	VMOVAPS      X10, X2
+	VMAXSS       X4, X2, X2
+	VMOVHLPS     X10, X10, X3
+	VMAXSS       X5, X3, X3
+	VPERMILPS    $0xb1, Y1, Y4
+	VMAXPS       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X4
+	VMOVAPS      X1, X5
+	VMAXSS       X6, X5, X5
+	VMOVHLPS     X1, X1, X1
+	VMAXSS       X7, X1, X1
+	VMOVAPS      X4, X6
+	VMAXSS       X8, X6, X6
+	VMOVHLPS     X4, X4, X4
+	VMAXSS       X9, X4, X4
+	MOVQ         R9, 208(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X11, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X2, 8(AX)(CX*4)
+	VMOVSS       X3, 12(AX)(CX*4)
+	VMOVSS       X5, 16(AX)(CX*4)
+	VMOVSS       X1, 20(AX)(CX*4)
+	VMOVSS       X6, 24(AX)(CX*4)
+	VMOVSS       X4, 28(AX)(CX*4)
+	ADDQ         $0x00000008, 32(SP)
+	JMP          scores_15
+
+scores_done_33:
+scores_noocts_1:
+scores_16:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_34
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    208(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -20108,7 +20631,7 @@ scores4_by4_3:
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
 	SUBQ    CX, DI
-	MOVQ    176(SP), R10
+	MOVQ    240(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000020, R10
@@ -20141,9 +20664,9 @@ scores4_chunk2_3:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 152(SP)
-	JAE         pf_skip_121
-	MOVQ        136(SP), R10
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_124
+	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -20151,7 +20674,7 @@ scores4_chunk2_3:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_121:
+pf_skip_124:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -20176,9 +20699,9 @@ pf_skip_121:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 152(SP)
-	JAE         pf_skip_122
-	MOVQ        136(SP), R10
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_125
+	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -20186,7 +20709,7 @@ pf_skip_121:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_122:
+pf_skip_125:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_3
@@ -20218,9 +20741,9 @@ scores4_odd_3:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 152(SP)
-	JAE         pf_skip_123
-	MOVQ        136(SP), CX
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_126
+	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -20228,7 +20751,7 @@ scores4_odd_3:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_123:
+pf_skip_126:
 scores4_chunks_3:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -20326,7 +20849,7 @@ scores4_by1_3:
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
 	SUBQ    AX, SI
-	MOVQ    176(SP), DI
+	MOVQ    240(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -20420,7 +20943,7 @@ scores4_done_3:
 	VMOVSHDUP    X2, X3
 	VMAXPS       X3, X2, X2
 	VMAXSS       X5, X2, X2
-	MOVQ         R9, 144(SP)
+	MOVQ         R9, 208(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -20431,15 +20954,15 @@ scores4_done_3:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_15
+	JMP          scores_16
 
-scores_done_33:
-scores_16:
+scores_done_34:
+scores_17:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_34
+	JGE     scores_done_35
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -20456,7 +20979,7 @@ scores_16:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    144(SP), R9
+	MOVQ    208(SP), R9
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -20500,7 +21023,7 @@ scores2_by8_3:
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    176(SP), SI
+	MOVQ    240(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000020, SI
@@ -20536,9 +21059,9 @@ scores2_8_chunk2_3:
 	VCVTPH2PS   (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 152(SP)
-	JAE         pf_skip_124
-	MOVQ        136(SP), DI
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_127
+	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -20546,7 +21069,7 @@ scores2_8_chunk2_3:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_124:
+pf_skip_127:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -20573,9 +21096,9 @@ pf_skip_124:
 	VCVTPH2PS   32(SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 152(SP)
-	JAE         pf_skip_125
-	MOVQ        136(SP), DI
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_128
+	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -20583,7 +21106,7 @@ pf_skip_124:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_125:
+pf_skip_128:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -20618,9 +21141,9 @@ scores2_8_odd_3:
 	VCVTPH2PS   (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 152(SP)
-	JAE         pf_skip_126
-	MOVQ        136(SP), CX
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_129
+	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -20628,7 +21151,7 @@ scores2_8_odd_3:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_126:
+pf_skip_129:
 scores2_8_chunks_3:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -20713,7 +21236,7 @@ scores2_by1_7:
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    176(SP), BX
+	MOVQ    240(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -20771,7 +21294,7 @@ scores2_done_7:
 	VMOVSHDUP     X0, X1
 	VMAXPS        X1, X0, X0
 	VMAXSS        X3, X0, X0
-	MOVQ          R9, 144(SP)
+	MOVQ          R9, 208(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -20780,14 +21303,14 @@ scores2_done_7:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_16
+	JMP           scores_17
 
-scores_done_34:
-scores_17:
+scores_done_35:
+scores_18:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_35
+	JGE     scores_done_36
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -20803,7 +21326,7 @@ scores_17:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_3
-	MOVQ    144(SP), DI
+	MOVQ    208(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
@@ -20825,10 +21348,10 @@ scores_by8_19:
 	MOVQ        CX, R11
 	SUBQ        DX, R11
 	SUBQ        DX, R11
-	MOVQ        176(SP), R12
+	MOVQ        240(SP), R12
 	ANDQ        $0xffffffc0, R12
 	ADDQ        DX, R12
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_seq_no_13
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -20870,8 +21393,8 @@ scores_by8_19:
 	VFMADD231PS Z18, Z16, Z3
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_127
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_130
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -20882,7 +21405,7 @@ scores_by8_19:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_127:
+pf_skip_130:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -20915,8 +21438,8 @@ pf_skip_127:
 	VFMADD231PS Z18, Z16, Z5
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_128
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_131
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -20927,7 +21450,7 @@ pf_skip_127:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_128:
+pf_skip_131:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -20960,8 +21483,8 @@ pf_skip_128:
 	VFMADD231PS Z18, Z16, Z7
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_129
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_132
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -20972,7 +21495,7 @@ pf_skip_128:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_129:
+pf_skip_132:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -21005,8 +21528,8 @@ pf_skip_129:
 	VFMADD231PS Z10, Z16, Z9
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_130
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_133
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -21017,11 +21540,11 @@ pf_skip_129:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_130:
+pf_skip_133:
 	JMP scores_reduce_19
 
 scores_seq_no_13:
-	CMPQ        176(SP), $0x00000080
+	CMPQ        240(SP), $0x00000080
 	JNE         scores_seq_no_14
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -21043,15 +21566,15 @@ scores_seq_no_13:
 	VFMADD231PS Z14, Z12, Z3
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_131
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_134
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_131:
+pf_skip_134:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -21068,15 +21591,15 @@ pf_skip_131:
 	VFMADD231PS Z14, Z12, Z5
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_132
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_135
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_132:
+pf_skip_135:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -21093,15 +21616,15 @@ pf_skip_132:
 	VFMADD231PS Z14, Z12, Z7
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_133
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_136
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_133:
+pf_skip_136:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -21118,15 +21641,15 @@ pf_skip_133:
 	VFMADD231PS Z10, Z12, Z9
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_134
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_137
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_134:
+pf_skip_137:
 	JMP scores_reduce_19
 
 scores_seq_no_14:
@@ -21151,15 +21674,15 @@ scores_pairs_31:
 	VFMADD231PS Z11, Z10, Z8
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_135
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_138
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_135:
+pf_skip_138:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -21183,7 +21706,7 @@ pf_skip_135:
 	JB          scores_pairs_31
 
 scores_odd_31:
-	MOVQ        176(SP), R12
+	MOVQ        240(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_31
@@ -21244,10 +21767,10 @@ scores_reduce_19:
 
 scores_by1_19:
 	TESTQ   BX, BX
-	JZ      scores_done_36
+	JZ      scores_done_37
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
-	MOVQ    176(SP), R12
+	MOVQ    240(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -21276,7 +21799,7 @@ scores_chunk1_19:
 	ADDQ          SI, DX
 	JMP           scores_by1_19
 
-scores_done_36:
+scores_done_37:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -21284,7 +21807,7 @@ scores_done_36:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	MOVQ          DI, 144(SP)
+	MOVQ          DI, 208(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -21315,10 +21838,10 @@ scores_by8_20:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_seq_no_15
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -21459,7 +21982,7 @@ scores_by8_20:
 	JMP         scores_reduce_20
 
 scores_seq_no_15:
-	CMPQ        176(SP), $0x00000080
+	CMPQ        240(SP), $0x00000080
 	JNE         scores_seq_no_16
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -21576,7 +22099,7 @@ scores_pairs_32:
 	JB          scores_pairs_32
 
 scores_odd_32:
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_32
@@ -21637,10 +22160,10 @@ scores_reduce_20:
 
 scores_by1_20:
 	TESTQ   BX, BX
-	JZ      scores_done_37
+	JZ      scores_done_38
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
-	MOVQ    176(SP), R11
+	MOVQ    240(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -21669,7 +22192,7 @@ scores_chunk1_20:
 	ADDQ          SI, DX
 	JMP           scores_by1_20
 
-scores_done_37:
+scores_done_38:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -21686,9 +22209,9 @@ scores_done_37:
 
 scores_first_done_3:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_17
+	JMP  scores_18
 
-scores_done_35:
+scores_done_36:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_13:
@@ -21697,10 +22220,10 @@ softmax_13:
 	MOVQ       ng+16(FP), CX
 	CMPQ       AX, CX
 	JGE        softmax_done_13
-	MOVQ       160(SP), AX
-	CMPQ       AX, 168(SP)
-	JAE        pf_skip_136
-	MOVQ       136(SP), CX
+	MOVQ       224(SP), AX
+	CMPQ       AX, 232(SP)
+	JAE        pf_skip_139
+	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	PREFETCHT0 (CX)
 	PREFETCHT0 64(CX)
@@ -21708,8 +22231,8 @@ softmax_13:
 	PREFETCHT0 192(CX)
 	ADDQ       $0x00000100, AX
 
-pf_skip_136:
-	MOVQ         AX, 160(SP)
+pf_skip_139:
+	MOVQ         AX, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -22169,11 +22692,14 @@ exp_done_24:
 	JMP    softmax_14
 
 softmax_done_14:
-	MOVQ $0x00000000, 32(SP)
+	MOVQ  $0x00000000, 32(SP)
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000002, AX
+	JZ    pv_noocts_1
 
 pv_15:
 	MOVQ  32(SP), AX
-	ADDQ  $0x00000003, AX
+	ADDQ  $0x00000007, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
 	JGE   pv_done_15
@@ -22194,7 +22720,257 @@ pv_15:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  160(SP), R9
+	MOVQ  224(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 72(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 80(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 88(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 96(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pv8_block_1:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv8_next_1
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    72(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	MOVQ    80(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	MOVQ    88(SP), BX
+	VMOVUPS (BX)(DX*1), Z12
+	VMOVUPS 64(BX)(DX*1), Z13
+	MOVQ    96(SP), BX
+	VMOVUPS (BX)(DX*1), Z14
+	VMOVUPS 64(BX)(DX*1), Z15
+	MOVQ    104(SP), BX
+	LEAQ    (BX)(DI*4), SI
+	MOVQ    DX, R10
+	SHRQ    $0x01, R10
+	ADDQ    112(SP), R10
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pv8_merge_1
+
+pv8_row_1:
+	VCVTPH2PS    (R10), Z16
+	VCVTPH2PS    32(R10), Z17
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	VBROADCASTSS (BX)(DI*1), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z3
+	VBROADCASTSS (BX)(DI*2), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z5
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z7
+	VBROADCASTSS (SI), Z18
+	VFMADD231PS  Z16, Z18, Z8
+	VFMADD231PS  Z17, Z18, Z9
+	VBROADCASTSS (SI)(DI*1), Z18
+	VFMADD231PS  Z16, Z18, Z10
+	VFMADD231PS  Z17, Z18, Z11
+	VBROADCASTSS (SI)(DI*2), Z18
+	VFMADD231PS  Z16, Z18, Z12
+	VFMADD231PS  Z17, Z18, Z13
+	VBROADCASTSS (SI)(CX*1), Z18
+	VFMADD231PS  Z16, Z18, Z14
+	VFMADD231PS  Z17, Z18, Z15
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_140
+	MOVQ         200(SP), R12
+	ADDQ         R9, R12
+	PREFETCHT0   (R12)
+	PREFETCHT0   64(R12)
+	PREFETCHT0   128(R12)
+	PREFETCHT0   192(R12)
+	ADDQ         $0x00000100, R9
+
+pf_skip_140:
+	ADDQ $0x04, BX
+	ADDQ $0x04, SI
+	ADDQ R8, R10
+	DECQ R11
+	JNZ  pv8_row_1
+
+pv8_merge_1:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	MOVQ    72(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	MOVQ    80(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	MOVQ    88(SP), BX
+	VMOVUPS Z12, (BX)(DX*1)
+	VMOVUPS Z13, 64(BX)(DX*1)
+	MOVQ    96(SP), BX
+	VMOVUPS Z14, (BX)(DX*1)
+	VMOVUPS Z15, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 128(SP)
+	JMP     pv8_block_1
+
+pv8_next_1:
+pv8_block_2:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv8_next_2
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    72(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	MOVQ    80(SP), BX
+	VMOVUPS (BX)(DX*1), Z5
+	MOVQ    88(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	MOVQ    96(SP), BX
+	VMOVUPS (BX)(DX*1), Z7
+	MOVQ    104(SP), BX
+	LEAQ    (BX)(DI*4), SI
+	MOVQ    DX, R10
+	SHRQ    $0x01, R10
+	ADDQ    112(SP), R10
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pv8_merge_2
+
+pv8_row_2:
+	VCVTPH2PS    (R10), Z8
+	VBROADCASTSS (BX), Z9
+	VFMADD231PS  Z8, Z9, Z0
+	VBROADCASTSS (BX)(DI*1), Z9
+	VFMADD231PS  Z8, Z9, Z1
+	VBROADCASTSS (BX)(DI*2), Z9
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS (BX)(CX*1), Z9
+	VFMADD231PS  Z8, Z9, Z3
+	VBROADCASTSS (SI), Z9
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS (SI)(DI*1), Z9
+	VFMADD231PS  Z8, Z9, Z5
+	VBROADCASTSS (SI)(DI*2), Z9
+	VFMADD231PS  Z8, Z9, Z6
+	VBROADCASTSS (SI)(CX*1), Z9
+	VFMADD231PS  Z8, Z9, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_141
+	MOVQ         200(SP), R12
+	ADDQ         R9, R12
+	PREFETCHT0   (R12)
+	PREFETCHT0   64(R12)
+	PREFETCHT0   128(R12)
+	PREFETCHT0   192(R12)
+	ADDQ         $0x00000100, R9
+
+pf_skip_141:
+	ADDQ $0x04, BX
+	ADDQ $0x04, SI
+	ADDQ R8, R10
+	DECQ R11
+	JNZ  pv8_row_2
+
+pv8_merge_2:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	MOVQ    72(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	MOVQ    80(SP), BX
+	VMOVUPS Z5, (BX)(DX*1)
+	MOVQ    88(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	MOVQ    96(SP), BX
+	VMOVUPS Z7, (BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pv8_block_2
+
+pv8_next_2:
+	MOVQ R9, 224(SP)
+	ADDQ $0x00000008, 32(SP)
+	JMP  pv_15
+
+pv_done_15:
+pv_noocts_1:
+pv_16:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_16
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  224(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -22267,9 +23043,9 @@ pv4_row_7:
 	VFMADD231PS  Z17, Z20, Z13
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
-	CMPQ         R9, 168(SP)
-	JAE          pf_skip_137
-	MOVQ         136(SP), R11
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_142
+	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -22277,7 +23053,7 @@ pv4_row_7:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_137:
+pf_skip_142:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -22349,9 +23125,9 @@ pv4_row_8:
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
-	CMPQ         R9, 168(SP)
-	JAE          pf_skip_138
-	MOVQ         136(SP), R11
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_143
+	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -22359,7 +23135,7 @@ pv4_row_8:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_138:
+pf_skip_143:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -22414,9 +23190,9 @@ pv4_row_9:
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
-	CMPQ         R9, 168(SP)
-	JAE          pf_skip_139
-	MOVQ         136(SP), R11
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_144
+	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -22424,7 +23200,7 @@ pv4_row_9:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_139:
+pf_skip_144:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -22443,17 +23219,17 @@ pv4_merge_9:
 	JMP     pv4_block_9
 
 pv4_next_9:
-	MOVQ R9, 160(SP)
+	MOVQ R9, 224(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_15
+	JMP  pv_16
 
-pv_done_15:
-pv_16:
+pv_done_16:
+pv_17:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_16
+	JGE   pv_done_17
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -22470,7 +23246,7 @@ pv_16:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  160(SP), R10
+	MOVQ  224(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -22541,9 +23317,9 @@ pv2_pair_25:
 	VFMADD231PS  Z21, Z16, Z13
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_140
-	MOVQ         136(SP), R8
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_145
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -22551,7 +23327,7 @@ pv2_pair_25:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_140:
+pf_skip_145:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -22644,9 +23420,9 @@ pv2_pair_26:
 	VBROADCASTSS 4(BX)(CX*1), Z8
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_141
-	MOVQ         136(SP), R8
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_146
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -22654,7 +23430,7 @@ pv2_pair_26:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_141:
+pf_skip_146:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -22723,9 +23499,9 @@ pv2_pair_27:
 	VFMADD231PS  Z4, Z6, Z1
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_142
-	MOVQ         136(SP), R8
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_147
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -22733,7 +23509,7 @@ pv2_pair_27:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_142:
+pf_skip_147:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -22764,16 +23540,16 @@ pv2_merge_27:
 	JMP     pv2_block_27
 
 pv2_next_27:
-	MOVQ R10, 160(SP)
+	MOVQ R10, 224(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_16
+	JMP  pv_17
 
-pv_done_16:
-pv_17:
+pv_done_17:
+pv_18:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_17
+	JGE   pv_done_18
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -23407,9 +24183,9 @@ pv_merge_88:
 pv_next_88:
 first_done_3:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_17
+	JMP  pv_18
 
-pv_done_17:
+pv_done_18:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -23467,10 +24243,10 @@ norm_done_7:
 lone_7:
 	MOVQ         $0x00000000, 32(SP)
 	MOVQ         tiles+80(FP), AX
-	MOVQ         AX, 184(SP)
+	MOVQ         AX, 248(SP)
 	ADDQ         tileStride+88(FP), AX
-	MOVQ         AX, 192(SP)
-	CMPQ         176(SP), $0x00000100
+	MOVQ         AX, 256(SP)
+	CMPQ         240(SP), $0x00000100
 	JNE          fused_no_1
 	MOVQ         q+8(FP), AX
 	VBROADCASTSS scale+64(FP), Z0
@@ -23490,7 +24266,7 @@ lone_7:
 	VMOVUPS      expconst<>+1344(SB), Z14
 	VMULPS       448(AX), Z0, Z0
 	VMOVUPS      expconst<>+1344(SB), Z15
-	MOVQ         $0x00000000, 216(SP)
+	MOVQ         $0x00000000, 280(SP)
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JLE          fused_store_1
@@ -23498,14 +24274,14 @@ lone_7:
 	CMPQ         AX, CX
 	CMOVQLT      AX, CX
 	MOVQ         CX, 24(SP)
-	MOVQ         216(SP), AX
+	MOVQ         280(SP), AX
 	MOVQ         24(SP), CX
 
 fs4_1:
 	LEAQ          4(AX), DX
 	CMPQ          DX, CX
 	JGT           fs1_1
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -23600,16 +24376,16 @@ fs4_1:
 	VADDPS        Y16, Y18, Y16
 	VEXTRACTF32X4 $0x01, Y16, X17
 	VADDPS        X16, X17, X17
-	MOVQ          184(SP), DX
+	MOVQ          248(SP), DX
 	VMOVUPS       X17, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	ADDQ          $0x04, AX
 	JMP           fs4_1
 
 fs1_1:
 	CMPQ          AX, CX
 	JGE           fsdone_1
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -23639,14 +24415,14 @@ fs1_1:
 	VADDPS        X17, X16, X16
 	VMOVSHDUP     X16, X17
 	VADDPS        X17, X16, X16
-	MOVQ          184(SP), DX
+	MOVQ          248(SP), DX
 	VMOVSS        X16, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	INCQ          AX
 	JMP           fs1_1
 
 fsdone_1:
-	MOVQ         184(SP), AX
+	MOVQ         248(SP), AX
 	MOVQ         24(SP), CX
 	VBROADCASTSS expconst<>+0(SB), Z16
 
@@ -23741,7 +24517,7 @@ fused_same_1:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z16
-	MOVQ         184(SP), AX
+	MOVQ         248(SP), AX
 	MOVQ         24(SP), CX
 	VMOVUPS      expconst<>+1344(SB), Z17
 	MOVQ         CX, CX
@@ -23831,7 +24607,7 @@ exp_done_25:
 	VMOVSS X17, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 200(SP)
+	MOVQ   AX, 264(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
@@ -23844,13 +24620,13 @@ fused_loop_1:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    $0x00000000, 224(SP)
+	MOVQ    $0x00000000, 288(SP)
 
 fused_chunk_1:
-	MOVQ    224(SP), AX
-	CMPQ    AX, 200(SP)
+	MOVQ    288(SP), AX
+	CMPQ    AX, 264(SP)
 	JGE     fused_chunk_done_1
-	MOVQ    224(SP), AX
+	MOVQ    288(SP), AX
 	MOVQ    24(SP), CX
 	LEAQ    4(AX), DX
 	CMPQ    CX, DX
@@ -23860,7 +24636,7 @@ fs4_2:
 	LEAQ          4(AX), DX
 	CMPQ          DX, CX
 	JGT           fs1_2
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -23955,16 +24731,16 @@ fs4_2:
 	VADDPS        Y16, Y18, Y16
 	VEXTRACTF32X4 $0x01, Y16, X17
 	VADDPS        X16, X17, X17
-	MOVQ          192(SP), DX
+	MOVQ          256(SP), DX
 	VMOVUPS       X17, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	ADDQ          $0x04, AX
 	JMP           fs4_2
 
 fs1_2:
 	CMPQ          AX, CX
 	JGE           fsdone_2
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -23994,15 +24770,15 @@ fs1_2:
 	VADDPS        X17, X16, X16
 	VMOVSHDUP     X16, X17
 	VADDPS        X17, X16, X16
-	MOVQ          192(SP), DX
+	MOVQ          256(SP), DX
 	VMOVSS        X16, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	INCQ          AX
 	JMP           fs1_2
 
 fsdone_2:
-	MOVQ    224(SP), AX
-	MOVQ    200(SP), CX
+	MOVQ    288(SP), AX
+	MOVQ    264(SP), CX
 	LEAQ    4(AX), DX
 	CMPQ    CX, DX
 	CMOVQGT DX, CX
@@ -24013,7 +24789,7 @@ fsdone_2:
 	MOVQ    AX, BX
 	IMULQ   DX, BX
 	ADDQ    8(SP), BX
-	MOVQ    184(SP), SI
+	MOVQ    248(SP), SI
 	LEAQ    (SI)(AX*4), SI
 
 fpvrow_1:
@@ -24040,11 +24816,11 @@ fpvrow_1:
 	JNZ          fpvrow_1
 
 fpvdone_1:
-	ADDQ $0x04, 224(SP)
+	ADDQ $0x04, 288(SP)
 	JMP  fused_chunk_1
 
 fused_chunk_done_1:
-	MOVQ         192(SP), AX
+	MOVQ         256(SP), AX
 	MOVQ         24(SP), CX
 	VBROADCASTSS expconst<>+0(SB), Z16
 
@@ -24139,7 +24915,7 @@ fused_same_2:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z16
-	MOVQ         192(SP), AX
+	MOVQ         256(SP), AX
 	MOVQ         24(SP), CX
 	VMOVUPS      expconst<>+1344(SB), Z17
 	MOVQ         CX, CX
@@ -24228,24 +25004,24 @@ exp_done_26:
 	MOVQ   32(SP), CX
 	VMOVSS X17, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
-	MOVQ   200(SP), AX
+	MOVQ   264(SP), AX
 	IMULQ  AX, CX
 	ADDQ   CX, 8(SP)
-	MOVQ   184(SP), AX
-	MOVQ   192(SP), CX
-	MOVQ   CX, 184(SP)
-	MOVQ   AX, 192(SP)
+	MOVQ   248(SP), AX
+	MOVQ   256(SP), CX
+	MOVQ   CX, 248(SP)
+	MOVQ   AX, 256(SP)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 200(SP)
+	MOVQ   AX, 264(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
 	JMP    fused_loop_1
 
 fused_last_1:
-	MOVQ  216(SP), AX
-	MOVQ  200(SP), CX
+	MOVQ  280(SP), AX
+	MOVQ  264(SP), CX
 	SUBQ  AX, CX
 	TESTQ CX, CX
 	JLE   fpvdone_2
@@ -24253,7 +25029,7 @@ fused_last_1:
 	MOVQ  AX, BX
 	IMULQ DX, BX
 	ADDQ  8(SP), BX
-	MOVQ  184(SP), SI
+	MOVQ  248(SP), SI
 	LEAQ  (SI)(AX*4), SI
 
 fpvrow_2:
@@ -24293,7 +25069,7 @@ fused_store_1:
 	JMP     finish_7
 
 fused_no_1:
-	CMPQ         176(SP), $0x00000080
+	CMPQ         240(SP), $0x00000080
 	JNE          fused_no_2
 	MOVQ         q+8(FP), AX
 	VBROADCASTSS scale+64(FP), Z0
@@ -24305,7 +25081,7 @@ fused_no_1:
 	VMOVUPS      expconst<>+1344(SB), Z6
 	VMULPS       192(AX), Z0, Z0
 	VMOVUPS      expconst<>+1344(SB), Z7
-	MOVQ         $0x00000000, 232(SP)
+	MOVQ         $0x00000000, 296(SP)
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JLE          fused_store_2
@@ -24313,14 +25089,14 @@ fused_no_1:
 	CMPQ         AX, CX
 	CMOVQLT      AX, CX
 	MOVQ         CX, 24(SP)
-	MOVQ         232(SP), AX
+	MOVQ         296(SP), AX
 	MOVQ         24(SP), CX
 
 fs4_3:
 	LEAQ          4(AX), DX
 	CMPQ          DX, CX
 	JGT           fs1_3
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -24383,16 +25159,16 @@ fs4_3:
 	VADDPS        Y8, Y10, Y8
 	VEXTRACTF32X4 $0x01, Y8, X9
 	VADDPS        X8, X9, X9
-	MOVQ          184(SP), DX
+	MOVQ          248(SP), DX
 	VMOVUPS       X9, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	ADDQ          $0x04, AX
 	JMP           fs4_3
 
 fs1_3:
 	CMPQ          AX, CX
 	JGE           fsdone_3
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -24414,14 +25190,14 @@ fs1_3:
 	VADDPS        X9, X8, X8
 	VMOVSHDUP     X8, X9
 	VADDPS        X9, X8, X8
-	MOVQ          184(SP), DX
+	MOVQ          248(SP), DX
 	VMOVSS        X8, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	INCQ          AX
 	JMP           fs1_3
 
 fsdone_3:
-	MOVQ         184(SP), AX
+	MOVQ         248(SP), AX
 	MOVQ         24(SP), CX
 	VBROADCASTSS expconst<>+0(SB), Z8
 
@@ -24512,7 +25288,7 @@ fused_same_3:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z8
-	MOVQ         184(SP), AX
+	MOVQ         248(SP), AX
 	MOVQ         24(SP), CX
 	VMOVUPS      expconst<>+1344(SB), Z9
 	MOVQ         CX, CX
@@ -24602,7 +25378,7 @@ exp_done_27:
 	VMOVSS X9, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 200(SP)
+	MOVQ   AX, 264(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
@@ -24615,13 +25391,13 @@ fused_loop_2:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    $0x00000000, 240(SP)
+	MOVQ    $0x00000000, 304(SP)
 
 fused_chunk_2:
-	MOVQ    240(SP), AX
-	CMPQ    AX, 200(SP)
+	MOVQ    304(SP), AX
+	CMPQ    AX, 264(SP)
 	JGE     fused_chunk_done_2
-	MOVQ    240(SP), AX
+	MOVQ    304(SP), AX
 	MOVQ    24(SP), CX
 	LEAQ    4(AX), DX
 	CMPQ    CX, DX
@@ -24631,7 +25407,7 @@ fs4_4:
 	LEAQ          4(AX), DX
 	CMPQ          DX, CX
 	JGT           fs1_4
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -24694,16 +25470,16 @@ fs4_4:
 	VADDPS        Y8, Y10, Y8
 	VEXTRACTF32X4 $0x01, Y8, X9
 	VADDPS        X8, X9, X9
-	MOVQ          192(SP), DX
+	MOVQ          256(SP), DX
 	VMOVUPS       X9, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	ADDQ          $0x04, AX
 	JMP           fs4_4
 
 fs1_4:
 	CMPQ          AX, CX
 	JGE           fsdone_4
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -24725,15 +25501,15 @@ fs1_4:
 	VADDPS        X9, X8, X8
 	VMOVSHDUP     X8, X9
 	VADDPS        X9, X8, X8
-	MOVQ          192(SP), DX
+	MOVQ          256(SP), DX
 	VMOVSS        X8, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	INCQ          AX
 	JMP           fs1_4
 
 fsdone_4:
-	MOVQ    240(SP), AX
-	MOVQ    200(SP), CX
+	MOVQ    304(SP), AX
+	MOVQ    264(SP), CX
 	LEAQ    4(AX), DX
 	CMPQ    CX, DX
 	CMOVQGT DX, CX
@@ -24744,7 +25520,7 @@ fsdone_4:
 	MOVQ    AX, BX
 	IMULQ   DX, BX
 	ADDQ    8(SP), BX
-	MOVQ    184(SP), SI
+	MOVQ    248(SP), SI
 	LEAQ    (SI)(AX*4), SI
 
 fpvrow_3:
@@ -24763,11 +25539,11 @@ fpvrow_3:
 	JNZ          fpvrow_3
 
 fpvdone_3:
-	ADDQ $0x04, 240(SP)
+	ADDQ $0x04, 304(SP)
 	JMP  fused_chunk_2
 
 fused_chunk_done_2:
-	MOVQ         192(SP), AX
+	MOVQ         256(SP), AX
 	MOVQ         24(SP), CX
 	VBROADCASTSS expconst<>+0(SB), Z8
 
@@ -24858,7 +25634,7 @@ fused_same_4:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z8
-	MOVQ         192(SP), AX
+	MOVQ         256(SP), AX
 	MOVQ         24(SP), CX
 	VMOVUPS      expconst<>+1344(SB), Z9
 	MOVQ         CX, CX
@@ -24947,24 +25723,24 @@ exp_done_28:
 	MOVQ   32(SP), CX
 	VMOVSS X9, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
-	MOVQ   200(SP), AX
+	MOVQ   264(SP), AX
 	IMULQ  AX, CX
 	ADDQ   CX, 8(SP)
-	MOVQ   184(SP), AX
-	MOVQ   192(SP), CX
-	MOVQ   CX, 184(SP)
-	MOVQ   AX, 192(SP)
+	MOVQ   248(SP), AX
+	MOVQ   256(SP), CX
+	MOVQ   CX, 248(SP)
+	MOVQ   AX, 256(SP)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 200(SP)
+	MOVQ   AX, 264(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
 	JMP    fused_loop_2
 
 fused_last_2:
-	MOVQ  232(SP), AX
-	MOVQ  200(SP), CX
+	MOVQ  296(SP), AX
+	MOVQ  264(SP), CX
 	SUBQ  AX, CX
 	TESTQ CX, CX
 	JLE   fpvdone_4
@@ -24972,7 +25748,7 @@ fused_last_2:
 	MOVQ  AX, BX
 	IMULQ DX, BX
 	ADDQ  8(SP), BX
-	MOVQ  184(SP), SI
+	MOVQ  248(SP), SI
 	LEAQ  (SI)(AX*4), SI
 
 fpvrow_4:
@@ -25016,7 +25792,7 @@ fused_no_2:
 	MOVQ    q+8(FP), DX
 	ADDQ    DX, BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    184(SP), DX
+	MOVQ    248(SP), DX
 	LEAQ    (DX)(AX*4), DX
 	IMULQ   SI, AX
 	ADDQ    (SP), AX
@@ -25042,10 +25818,10 @@ scores_by8_21:
 	MOVQ        BX, R10
 	SUBQ        AX, R10
 	SUBQ        AX, R10
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        AX, R11
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_seq_no_17
 	VMOVUPS     (BX), Z11
 	VMOVUPS     64(BX), Z12
@@ -25186,7 +25962,7 @@ scores_by8_21:
 	JMP         scores_reduce_21
 
 scores_seq_no_17:
-	CMPQ        176(SP), $0x00000080
+	CMPQ        240(SP), $0x00000080
 	JNE         scores_seq_no_18
 	VMOVUPS     (BX), Z11
 	VMOVUPS     64(BX), Z12
@@ -25303,7 +26079,7 @@ scores_pairs_33:
 	JB          scores_pairs_33
 
 scores_odd_33:
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ADDQ        AX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_33
@@ -25369,7 +26145,7 @@ scores_by4_1:
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
 	VMOVUPS     expconst<>+1344(SB), Z6
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_by4_no_1
 	VMOVUPS     (BX), Z7
 	VMOVUPS     64(BX), Z8
@@ -25446,7 +26222,7 @@ scores_by4_1:
 	JMP         scores_by4_rows_1
 
 scores_by4_no_1:
-	CMPQ        176(SP), $0x00000080
+	CMPQ        240(SP), $0x00000080
 	JNE         scores_by4_no_2
 	VMOVUPS     (BX), Z7
 	VMOVUPS     64(BX), Z8
@@ -25491,7 +26267,7 @@ scores_by4_no_2:
 	MOVQ BX, R8
 	SUBQ DI, R8
 	SUBQ DI, R8
-	MOVQ 176(SP), R9
+	MOVQ 240(SP), R9
 	ADDQ DI, R9
 
 scores_c4_1:
@@ -25505,7 +26281,7 @@ scores_c4_1:
 	MOVQ        BX, R8
 	SUBQ        DI, R8
 	SUBQ        DI, R8
-	MOVQ        176(SP), R9
+	MOVQ        240(SP), R9
 	ADDQ        DI, R9
 
 scores_c4_2:
@@ -25520,7 +26296,7 @@ scores_c4_2:
 	MOVQ        BX, R8
 	SUBQ        DI, R8
 	SUBQ        DI, R8
-	MOVQ        176(SP), R9
+	MOVQ        240(SP), R9
 	ADDQ        DI, R9
 
 scores_c4_3:
@@ -25536,7 +26312,7 @@ scores_c4_3:
 	MOVQ        BX, R8
 	SUBQ        DI, R8
 	SUBQ        DI, R8
-	MOVQ        176(SP), R9
+	MOVQ        240(SP), R9
 	ADDQ        DI, R9
 
 scores_c4_4:
@@ -25576,10 +26352,10 @@ scores_by4_rows_1:
 
 scores_by1_21:
 	TESTQ   CX, CX
-	JZ      scores_done_38
+	JZ      scores_done_39
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    AX, R8
-	MOVQ    176(SP), R11
+	MOVQ    240(SP), R11
 	ADDQ    AX, R11
 	MOVQ    BX, R10
 	SUBQ    AX, R10
@@ -25608,7 +26384,7 @@ scores_chunk1_21:
 	ADDQ          SI, AX
 	JMP           scores_by1_21
 
-scores_done_38:
+scores_done_39:
 	VEXTRACTF32X4 $0x01, Y0, X3
 	VMAXPS        X0, X3, X3
 	VMOVHLPS      X3, X3, X0
@@ -25691,7 +26467,7 @@ no_rescale_26:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
-	MOVQ         184(SP), AX
+	MOVQ         248(SP), AX
 	MOVQ         24(SP), CX
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
@@ -25781,7 +26557,7 @@ exp_done_29:
 	VMOVSS X1, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 200(SP)
+	MOVQ   AX, 264(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
@@ -25801,11 +26577,11 @@ lone_loop_3:
 	LEAQ    (AX)(CX*4), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X0, (AX)(CX*4)
-	MOVQ    $0x00000000, 208(SP)
+	MOVQ    $0x00000000, 272(SP)
 
 lone_chunk_3:
-	MOVQ    208(SP), AX
-	CMPQ    AX, 200(SP)
+	MOVQ    272(SP), AX
+	CMPQ    AX, 264(SP)
 	JGE     lone_chunk_done_3
 	CMPQ    AX, 24(SP)
 	JGE     lone_noscores_3
@@ -25821,7 +26597,7 @@ lone_chunk_3:
 	MOVQ    q+8(FP), DX
 	ADDQ    DX, BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    192(SP), DX
+	MOVQ    256(SP), DX
 	LEAQ    (DX)(AX*4), DX
 	IMULQ   SI, AX
 	ADDQ    (SP), AX
@@ -25847,10 +26623,10 @@ scores_by8_22:
 	MOVQ        BX, R10
 	SUBQ        AX, R10
 	SUBQ        AX, R10
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        AX, R11
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_seq_no_19
 	VMOVUPS     (BX), Z11
 	VMOVUPS     64(BX), Z12
@@ -25991,7 +26767,7 @@ scores_by8_22:
 	JMP         scores_reduce_22
 
 scores_seq_no_19:
-	CMPQ        176(SP), $0x00000080
+	CMPQ        240(SP), $0x00000080
 	JNE         scores_seq_no_20
 	VMOVUPS     (BX), Z11
 	VMOVUPS     64(BX), Z12
@@ -26108,7 +26884,7 @@ scores_pairs_34:
 	JB          scores_pairs_34
 
 scores_odd_34:
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ADDQ        AX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_34
@@ -26174,7 +26950,7 @@ scores_by4_2:
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
 	VMOVUPS     expconst<>+1344(SB), Z6
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_by4_no_3
 	VMOVUPS     (BX), Z7
 	VMOVUPS     64(BX), Z8
@@ -26251,7 +27027,7 @@ scores_by4_2:
 	JMP         scores_by4_rows_2
 
 scores_by4_no_3:
-	CMPQ        176(SP), $0x00000080
+	CMPQ        240(SP), $0x00000080
 	JNE         scores_by4_no_4
 	VMOVUPS     (BX), Z7
 	VMOVUPS     64(BX), Z8
@@ -26296,7 +27072,7 @@ scores_by4_no_4:
 	MOVQ BX, R8
 	SUBQ DI, R8
 	SUBQ DI, R8
-	MOVQ 176(SP), R9
+	MOVQ 240(SP), R9
 	ADDQ DI, R9
 
 scores_c4_5:
@@ -26310,7 +27086,7 @@ scores_c4_5:
 	MOVQ        BX, R8
 	SUBQ        DI, R8
 	SUBQ        DI, R8
-	MOVQ        176(SP), R9
+	MOVQ        240(SP), R9
 	ADDQ        DI, R9
 
 scores_c4_6:
@@ -26325,7 +27101,7 @@ scores_c4_6:
 	MOVQ        BX, R8
 	SUBQ        DI, R8
 	SUBQ        DI, R8
-	MOVQ        176(SP), R9
+	MOVQ        240(SP), R9
 	ADDQ        DI, R9
 
 scores_c4_7:
@@ -26341,7 +27117,7 @@ scores_c4_7:
 	MOVQ        BX, R8
 	SUBQ        DI, R8
 	SUBQ        DI, R8
-	MOVQ        176(SP), R9
+	MOVQ        240(SP), R9
 	ADDQ        DI, R9
 
 scores_c4_8:
@@ -26381,10 +27157,10 @@ scores_by4_rows_2:
 
 scores_by1_22:
 	TESTQ   CX, CX
-	JZ      scores_done_39
+	JZ      scores_done_40
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    AX, R8
-	MOVQ    176(SP), R11
+	MOVQ    240(SP), R11
 	ADDQ    AX, R11
 	MOVQ    BX, R10
 	SUBQ    AX, R10
@@ -26413,7 +27189,7 @@ scores_chunk1_22:
 	ADDQ          SI, AX
 	JMP           scores_by1_22
 
-scores_done_39:
+scores_done_40:
 	VEXTRACTF32X4 $0x01, Y0, X3
 	VMAXPS        X0, X3, X3
 	VMOVHLPS      X3, X3, X0
@@ -26440,8 +27216,8 @@ scores_done_39:
 	VMOVSS        X3, (AX)(CX*4)
 
 lone_noscores_3:
-	MOVQ    208(SP), AX
-	MOVQ    200(SP), CX
+	MOVQ    272(SP), AX
+	MOVQ    264(SP), CX
 	SUBQ    AX, CX
 	MOVQ    $0x00000004, DX
 	CMPQ    CX, DX
@@ -26453,7 +27229,7 @@ lone_noscores_3:
 	MOVQ    o+0(FP), SI
 	ADDQ    SI, BX
 	MOVQ    stride+96(FP), DI
-	MOVQ    184(SP), SI
+	MOVQ    248(SP), SI
 	LEAQ    (SI)(AX*4), SI
 	IMULQ   DI, AX
 	ADDQ    8(SP), AX
@@ -26753,7 +27529,7 @@ pv_merge_92:
 	JMP     pv_block_92
 
 pv_next_92:
-	ADDQ $0x00000004, 208(SP)
+	ADDQ $0x00000004, 272(SP)
 	JMP  lone_chunk_3
 
 lone_chunk_done_3:
@@ -26821,7 +27597,7 @@ no_rescale_27:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
-	MOVQ         192(SP), AX
+	MOVQ         256(SP), AX
 	MOVQ         24(SP), CX
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
@@ -26910,16 +27686,16 @@ exp_done_30:
 	MOVQ   32(SP), CX
 	VMOVSS X1, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
-	MOVQ   200(SP), AX
+	MOVQ   264(SP), AX
 	IMULQ  AX, CX
 	ADDQ   CX, 8(SP)
-	MOVQ   184(SP), AX
-	MOVQ   192(SP), CX
-	MOVQ   CX, 184(SP)
-	MOVQ   AX, 192(SP)
+	MOVQ   248(SP), AX
+	MOVQ   256(SP), CX
+	MOVQ   CX, 248(SP)
+	MOVQ   AX, 256(SP)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 200(SP)
+	MOVQ   AX, 264(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
@@ -26927,7 +27703,7 @@ exp_done_30:
 
 lone_last_3:
 	XORQ  AX, AX
-	MOVQ  200(SP), CX
+	MOVQ  264(SP), CX
 	MOVQ  d+48(FP), DX
 	SHLQ  $0x02, DX
 	MOVQ  32(SP), BX
@@ -26935,7 +27711,7 @@ lone_last_3:
 	MOVQ  o+0(FP), SI
 	ADDQ  SI, BX
 	MOVQ  stride+96(FP), DI
-	MOVQ  184(SP), SI
+	MOVQ  248(SP), SI
 	LEAQ  (SI)(AX*4), SI
 	IMULQ DI, AX
 	ADDQ  8(SP), AX
@@ -27595,7 +28371,7 @@ scores_reduce_23:
 
 scores_by1_23:
 	TESTQ   R8, R8
-	JZ      scores_done_40
+	JZ      scores_done_41
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -27627,7 +28403,7 @@ scores_chunk1_23:
 	ADDQ          DI, DX
 	JMP           scores_by1_23
 
-scores_done_40:
+scores_done_41:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -28047,13 +28823,13 @@ pv_next_100:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeFastF16AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $248-112
+TEXT ·flashDecodeFastF16AVX512(SB), NOSPLIT, $312-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 176(SP)
+	MOVQ AX, 240(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_8:
@@ -28094,8 +28870,8 @@ init_done_8:
 	MOVQ  AX, 8(SP)
 	MOVQ  n+40(FP), AX
 	MOVQ  AX, 16(SP)
-	MOVQ  pipe+104(FP), AX
-	TESTQ AX, AX
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000001, AX
 	JZ    lone_phases_4
 	MOVQ  ng+16(FP), AX
 	CMPQ  AX, $0x01
@@ -28118,26 +28894,29 @@ tile_8:
 	CMOVQGT AX, DX
 	MOVQ    DX, CX
 	NEGQ    CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 152(SP)
+	MOVQ    CX, 216(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
+	MOVQ    CX, 232(SP)
 	MOVQ    $0x00000000, 32(SP)
+	MOVQ    mode+104(FP), AX
+	TESTQ   $0x00000002, AX
+	JZ      scores_noocts_2
 
-scores_18:
+scores_19:
 	MOVQ    32(SP), AX
-	ADDQ    $0x00000003, AX
+	ADDQ    $0x00000007, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_41
+	JGE     scores_done_42
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -28155,7 +28934,527 @@ scores_18:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    144(SP), R9
+	MOVQ    208(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 136(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 144(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 152(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 160(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 104(SP)
+	MOVQ    DX, 168(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 112(SP)
+	MOVQ    DX, 176(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 120(SP)
+	MOVQ    DX, 184(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 128(SP)
+	MOVQ    DX, 192(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+	VMOVSS  expconst<>+0(SB), X5
+	VMOVSS  expconst<>+0(SB), X6
+	VMOVSS  expconst<>+0(SB), X7
+	VMOVSS  expconst<>+0(SB), X8
+	VMOVSS  expconst<>+0(SB), X9
+
+scores8_by2_2:
+	CMPQ    56(SP), $0x02
+	JL      scores8_lone_2
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS expconst<>+1344(SB), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS expconst<>+1344(SB), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	VMOVUPS expconst<>+1344(SB), Z22
+	VMOVUPS expconst<>+1344(SB), Z23
+	VMOVUPS expconst<>+1344(SB), Z24
+	VMOVUPS expconst<>+1344(SB), Z25
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	MOVQ    104(SP), BX
+	LEAQ    (AX)(AX*2), SI
+	MOVQ    240(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores8_odd_2
+
+scores8_chunk2_2:
+	VCVTPH2PS   (CX), Z26
+	VCVTPH2PS   (CX)(R8*1), Z27
+	VMOVUPS     (DX), Z28
+	VFMADD231PS Z26, Z28, Z10
+	VFMADD231PS Z27, Z28, Z11
+	VMOVUPS     (DX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z12
+	VFMADD231PS Z27, Z28, Z13
+	VMOVUPS     (DX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z14
+	VFMADD231PS Z27, Z28, Z15
+	VMOVUPS     (DX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z16
+	VFMADD231PS Z27, Z28, Z17
+	VMOVUPS     (BX), Z28
+	VFMADD231PS Z26, Z28, Z18
+	VFMADD231PS Z27, Z28, Z19
+	VMOVUPS     (BX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z20
+	VFMADD231PS Z27, Z28, Z21
+	VMOVUPS     (BX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z22
+	VFMADD231PS Z27, Z28, Z23
+	VMOVUPS     (BX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z24
+	VFMADD231PS Z27, Z28, Z25
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_148
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
+	ADDQ        $0x00000100, R9
+
+pf_skip_148:
+	VCVTPH2PS   32(CX), Z26
+	VCVTPH2PS   32(CX)(R8*1), Z27
+	VMOVUPS     64(DX), Z28
+	VFMADD231PS Z26, Z28, Z10
+	VFMADD231PS Z27, Z28, Z11
+	VMOVUPS     64(DX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z12
+	VFMADD231PS Z27, Z28, Z13
+	VMOVUPS     64(DX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z14
+	VFMADD231PS Z27, Z28, Z15
+	VMOVUPS     64(DX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z16
+	VFMADD231PS Z27, Z28, Z17
+	VMOVUPS     64(BX), Z28
+	VFMADD231PS Z26, Z28, Z18
+	VFMADD231PS Z27, Z28, Z19
+	VMOVUPS     64(BX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z20
+	VFMADD231PS Z27, Z28, Z21
+	VMOVUPS     64(BX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z22
+	VFMADD231PS Z27, Z28, Z23
+	VMOVUPS     64(BX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z24
+	VFMADD231PS Z27, Z28, Z25
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_149
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
+	ADDQ        $0x00000100, R9
+
+pf_skip_149:
+	ADDQ $0x00000040, CX
+	ADDQ $0x00000080, DX
+	ADDQ $0x00000080, BX
+	CMPQ CX, 48(SP)
+	JB   scores8_chunk2_2
+
+scores8_odd_2:
+	CMPQ        CX, 40(SP)
+	JAE         scores8_chunks_2
+	VCVTPH2PS   (CX), Z26
+	VCVTPH2PS   (CX)(R8*1), Z27
+	VMOVUPS     (DX), Z28
+	VFMADD231PS Z26, Z28, Z10
+	VFMADD231PS Z27, Z28, Z11
+	VMOVUPS     (DX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z12
+	VFMADD231PS Z27, Z28, Z13
+	VMOVUPS     (DX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z14
+	VFMADD231PS Z27, Z28, Z15
+	VMOVUPS     (DX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z16
+	VFMADD231PS Z27, Z28, Z17
+	VMOVUPS     (BX), Z28
+	VFMADD231PS Z26, Z28, Z18
+	VFMADD231PS Z27, Z28, Z19
+	VMOVUPS     (BX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z20
+	VFMADD231PS Z27, Z28, Z21
+	VMOVUPS     (BX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z22
+	VFMADD231PS Z27, Z28, Z23
+	VMOVUPS     (BX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z24
+	VFMADD231PS Z27, Z28, Z25
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_150
+	MOVQ        200(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
+	ADDQ        $0x00000100, R9
+
+pf_skip_150:
+scores8_chunks_2:
+	VBROADCASTSS scale+64(FP), Y26
+	MOVQ         136(SP), CX
+	LEAQ         (DI)(DI*2), BX
+	LEAQ         (CX)(DI*4), DX
+	VSHUFF32X4   $0x44, Z11, Z10, Z27
+	VSHUFF32X4   $0xee, Z11, Z10, Z10
+	VADDPS       Z10, Z27, Z27
+	VSHUFF32X4   $0x44, Z13, Z12, Z10
+	VSHUFF32X4   $0xee, Z13, Z12, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFF32X4   $0x44, Z15, Z14, Z11
+	VSHUFF32X4   $0xee, Z15, Z14, Z12
+	VADDPS       Z12, Z11, Z11
+	VSHUFF32X4   $0x44, Z17, Z16, Z12
+	VSHUFF32X4   $0xee, Z17, Z16, Z13
+	VADDPS       Z13, Z12, Z12
+	VSHUFF32X4   $0x88, Z10, Z27, Z13
+	VSHUFF32X4   $0xdd, Z10, Z27, Z10
+	VADDPS       Z10, Z13, Z13
+	VSHUFF32X4   $0x88, Z12, Z11, Z10
+	VSHUFF32X4   $0xdd, Z12, Z11, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFPS      $0x88, Z10, Z13, Z11
+	VSHUFPS      $0xdd, Z10, Z13, Z10
+	VADDPS       Z10, Z11, Z11
+	VSHUFPS      $0x88, Z11, Z11, Z10
+	VSHUFPS      $0xdd, Z11, Z11, Z11
+	VADDPS       Z10, Z11, Z11
+	VMOVUPS      expconst<>+1408(SB), Z10
+	VPERMPS      Z11, Z10, Z11
+	VMULPS       Y26, Y11, Y11
+	VMAXPS       Y11, Y0, Y0
+	VEXTRACTF128 $0x01, Y11, X10
+	VMOVLPS      X11, (CX)
+	VMOVHPS      X11, (CX)(DI*1)
+	VMOVLPS      X10, (CX)(DI*2)
+	VMOVHPS      X10, (CX)(BX*1)
+	VSHUFF32X4   $0x44, Z19, Z18, Z10
+	VSHUFF32X4   $0xee, Z19, Z18, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFF32X4   $0x44, Z21, Z20, Z11
+	VSHUFF32X4   $0xee, Z21, Z20, Z12
+	VADDPS       Z12, Z11, Z11
+	VSHUFF32X4   $0x44, Z23, Z22, Z12
+	VSHUFF32X4   $0xee, Z23, Z22, Z13
+	VADDPS       Z13, Z12, Z12
+	VSHUFF32X4   $0x44, Z25, Z24, Z13
+	VSHUFF32X4   $0xee, Z25, Z24, Z14
+	VADDPS       Z14, Z13, Z13
+	VSHUFF32X4   $0x88, Z11, Z10, Z14
+	VSHUFF32X4   $0xdd, Z11, Z10, Z10
+	VADDPS       Z10, Z14, Z14
+	VSHUFF32X4   $0x88, Z13, Z12, Z10
+	VSHUFF32X4   $0xdd, Z13, Z12, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFPS      $0x88, Z10, Z14, Z11
+	VSHUFPS      $0xdd, Z10, Z14, Z10
+	VADDPS       Z10, Z11, Z11
+	VSHUFPS      $0x88, Z11, Z11, Z10
+	VSHUFPS      $0xdd, Z11, Z11, Z11
+	VADDPS       Z10, Z11, Z11
+	VMOVUPS      expconst<>+1408(SB), Z10
+	VPERMPS      Z11, Z10, Z11
+	VMULPS       Y26, Y11, Y11
+	VMAXPS       Y11, Y1, Y1
+	VEXTRACTF128 $0x01, Y11, X10
+	VMOVLPS      X11, (DX)
+	VMOVHPS      X11, (DX)(DI*1)
+	VMOVLPS      X10, (DX)(DI*2)
+	VMOVHPS      X10, (DX)(BX*1)
+	ADDQ         $0x00000008, 136(SP)
+	SUBQ         $0x02, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*2), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores8_by2_2
+
+scores8_lone_2:
+	MOVQ 136(SP), AX
+	ADDQ DI, AX
+	MOVQ AX, 144(SP)
+	ADDQ DI, AX
+	MOVQ AX, 152(SP)
+	ADDQ DI, AX
+	MOVQ AX, 160(SP)
+	ADDQ DI, AX
+	MOVQ AX, 168(SP)
+	ADDQ DI, AX
+	MOVQ AX, 176(SP)
+	ADDQ DI, AX
+	MOVQ AX, 184(SP)
+	ADDQ DI, AX
+	MOVQ AX, 192(SP)
+
+scores8_by1_2:
+	CMPQ    56(SP), $0x00
+	JE      scores8_done_2
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    104(SP), DI
+	SUBQ    AX, DI
+	SUBQ    AX, DI
+	MOVQ    112(SP), R10
+	SUBQ    AX, R10
+	SUBQ    AX, R10
+	MOVQ    120(SP), R11
+	SUBQ    AX, R11
+	SUBQ    AX, R11
+	MOVQ    128(SP), R12
+	SUBQ    AX, R12
+	SUBQ    AX, R12
+	MOVQ    240(SP), R13
+	ADDQ    AX, R13
+	MOVQ    R13, 40(SP)
+
+scores8_chunk1_2:
+	VCVTPH2PS     (AX), Z18
+	VFMADD231PS   (CX)(AX*2), Z18, Z10
+	VFMADD231PS   (DX)(AX*2), Z18, Z11
+	VFMADD231PS   (BX)(AX*2), Z18, Z12
+	VFMADD231PS   (SI)(AX*2), Z18, Z13
+	VFMADD231PS   (DI)(AX*2), Z18, Z14
+	VFMADD231PS   (R10)(AX*2), Z18, Z15
+	VFMADD231PS   (R11)(AX*2), Z18, Z16
+	VFMADD231PS   (R12)(AX*2), Z18, Z17
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores8_chunk1_2
+	VEXTRACTF64X4 $0x01, Z10, Y18
+	VADDPS        Y18, Y10, Y18
+	VEXTRACTF32X4 $0x01, Y18, X10
+	VADDPS        X18, X10, X10
+	VMOVHLPS      X10, X10, X18
+	VADDPS        X18, X10, X10
+	VMOVSHDUP     X10, X18
+	VADDPS        X18, X10, X10
+	VMULSS        scale+64(FP), X10, X10
+	VMAXSS        X10, X2, X2
+	MOVQ          136(SP), AX
+	VMOVSS        X10, (AX)
+	ADDQ          $0x00000004, 136(SP)
+	VEXTRACTF64X4 $0x01, Z11, Y10
+	VADDPS        Y10, Y11, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X3, X3
+	MOVQ          144(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 144(SP)
+	VEXTRACTF64X4 $0x01, Z12, Y10
+	VADDPS        Y10, Y12, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X4, X4
+	MOVQ          152(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 152(SP)
+	VEXTRACTF64X4 $0x01, Z13, Y10
+	VADDPS        Y10, Y13, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X5, X5
+	MOVQ          160(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 160(SP)
+	VEXTRACTF64X4 $0x01, Z14, Y10
+	VADDPS        Y10, Y14, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X6, X6
+	MOVQ          168(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 168(SP)
+	VEXTRACTF64X4 $0x01, Z15, Y10
+	VADDPS        Y10, Y15, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X7, X7
+	MOVQ          176(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 176(SP)
+	VEXTRACTF64X4 $0x01, Z16, Y10
+	VADDPS        Y10, Y16, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X8, X8
+	MOVQ          184(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 184(SP)
+	VEXTRACTF64X4 $0x01, Z17, Y10
+	VADDPS        Y10, Y17, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X9, X9
+	MOVQ          192(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 192(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores8_by1_2
+
+scores8_done_2:
+	VPERMILPS    $0xb1, Y0, Y10
+	VMAXPS       Y10, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X10
+	VMOVAPS      X0, X11
+	VMAXSS       X2, X11, X11
+	VMOVHLPS     X0, X0, X0
+	VMAXSS       X3, X0, X0
+	VMOVAPS      X10, X2
+	VMAXSS       X4, X2, X2
+	VMOVHLPS     X10, X10, X3
+	VMAXSS       X5, X3, X3
+	VPERMILPS    $0xb1, Y1, Y4
+	VMAXPS       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X4
+	VMOVAPS      X1, X5
+	VMAXSS       X6, X5, X5
+	VMOVHLPS     X1, X1, X1
+	VMAXSS       X7, X1, X1
+	VMOVAPS      X4, X6
+	VMAXSS       X8, X6, X6
+	VMOVHLPS     X4, X4, X4
+	VMAXSS       X9, X4, X4
+	MOVQ         R9, 208(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X11, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X2, 8(AX)(CX*4)
+	VMOVSS       X3, 12(AX)(CX*4)
+	VMOVSS       X5, 16(AX)(CX*4)
+	VMOVSS       X1, 20(AX)(CX*4)
+	VMOVSS       X6, 24(AX)(CX*4)
+	VMOVSS       X4, 28(AX)(CX*4)
+	ADDQ         $0x00000008, 32(SP)
+	JMP          scores_19
+
+scores_done_42:
+scores_noocts_2:
+scores_20:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_43
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    208(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -28213,7 +29512,7 @@ scores4_by4_4:
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
 	SUBQ    CX, DI
-	MOVQ    176(SP), R10
+	MOVQ    240(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000020, R10
@@ -28246,9 +29545,9 @@ scores4_chunk2_4:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 152(SP)
-	JAE         pf_skip_143
-	MOVQ        136(SP), R10
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_151
+	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -28256,7 +29555,7 @@ scores4_chunk2_4:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_143:
+pf_skip_151:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -28281,9 +29580,9 @@ pf_skip_143:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 152(SP)
-	JAE         pf_skip_144
-	MOVQ        136(SP), R10
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_152
+	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
@@ -28291,7 +29590,7 @@ pf_skip_143:
 	PREFETCHT0  192(R10)
 	ADDQ        $0x00000100, R9
 
-pf_skip_144:
+pf_skip_152:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_4
@@ -28323,9 +29622,9 @@ scores4_odd_4:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 152(SP)
-	JAE         pf_skip_145
-	MOVQ        136(SP), CX
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_153
+	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -28333,7 +29632,7 @@ scores4_odd_4:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_145:
+pf_skip_153:
 scores4_chunks_4:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -28431,7 +29730,7 @@ scores4_by1_4:
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
 	SUBQ    AX, SI
-	MOVQ    176(SP), DI
+	MOVQ    240(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -28525,7 +29824,7 @@ scores4_done_4:
 	VMOVSHDUP    X2, X3
 	VMAXPS       X3, X2, X2
 	VMAXSS       X5, X2, X2
-	MOVQ         R9, 144(SP)
+	MOVQ         R9, 208(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -28536,15 +29835,15 @@ scores4_done_4:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_18
+	JMP          scores_20
 
-scores_done_41:
-scores_19:
+scores_done_43:
+scores_21:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_42
+	JGE     scores_done_44
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -28561,7 +29860,7 @@ scores_19:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    144(SP), R9
+	MOVQ    208(SP), R9
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -28605,7 +29904,7 @@ scores2_by8_4:
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    176(SP), SI
+	MOVQ    240(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000020, SI
@@ -28641,9 +29940,9 @@ scores2_8_chunk2_4:
 	VCVTPH2PS   (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 152(SP)
-	JAE         pf_skip_146
-	MOVQ        136(SP), DI
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_154
+	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -28651,7 +29950,7 @@ scores2_8_chunk2_4:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_146:
+pf_skip_154:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -28678,9 +29977,9 @@ pf_skip_146:
 	VCVTPH2PS   32(SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 152(SP)
-	JAE         pf_skip_147
-	MOVQ        136(SP), DI
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_155
+	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
@@ -28688,7 +29987,7 @@ pf_skip_146:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_147:
+pf_skip_155:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -28723,9 +30022,9 @@ scores2_8_odd_4:
 	VCVTPH2PS   (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 152(SP)
-	JAE         pf_skip_148
-	MOVQ        136(SP), CX
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_156
+	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
@@ -28733,7 +30032,7 @@ scores2_8_odd_4:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_148:
+pf_skip_156:
 scores2_8_chunks_4:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -28818,7 +30117,7 @@ scores2_by1_8:
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    176(SP), BX
+	MOVQ    240(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -28876,7 +30175,7 @@ scores2_done_8:
 	VMOVSHDUP     X0, X1
 	VMAXPS        X1, X0, X0
 	VMAXSS        X3, X0, X0
-	MOVQ          R9, 144(SP)
+	MOVQ          R9, 208(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -28885,14 +30184,14 @@ scores2_done_8:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_19
+	JMP           scores_21
 
-scores_done_42:
-scores_20:
+scores_done_44:
+scores_22:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_43
+	JGE     scores_done_45
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -28908,7 +30207,7 @@ scores_20:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_4
-	MOVQ    144(SP), DI
+	MOVQ    208(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
@@ -28930,10 +30229,10 @@ scores_by8_24:
 	MOVQ        CX, R11
 	SUBQ        DX, R11
 	SUBQ        DX, R11
-	MOVQ        176(SP), R12
+	MOVQ        240(SP), R12
 	ANDQ        $0xffffffc0, R12
 	ADDQ        DX, R12
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_seq_no_23
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -28975,8 +30274,8 @@ scores_by8_24:
 	VFMADD231PS Z18, Z16, Z3
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_149
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_157
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -28987,7 +30286,7 @@ scores_by8_24:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_149:
+pf_skip_157:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -29020,8 +30319,8 @@ pf_skip_149:
 	VFMADD231PS Z18, Z16, Z5
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_150
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_158
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -29032,7 +30331,7 @@ pf_skip_149:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_150:
+pf_skip_158:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -29065,8 +30364,8 @@ pf_skip_150:
 	VFMADD231PS Z18, Z16, Z7
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_151
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_159
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -29077,7 +30376,7 @@ pf_skip_150:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_151:
+pf_skip_159:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -29110,8 +30409,8 @@ pf_skip_151:
 	VFMADD231PS Z10, Z16, Z9
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_152
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_160
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -29122,11 +30421,11 @@ pf_skip_151:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_152:
+pf_skip_160:
 	JMP scores_reduce_24
 
 scores_seq_no_23:
-	CMPQ        176(SP), $0x00000080
+	CMPQ        240(SP), $0x00000080
 	JNE         scores_seq_no_24
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -29148,15 +30447,15 @@ scores_seq_no_23:
 	VFMADD231PS Z14, Z12, Z3
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_153
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_161
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_153:
+pf_skip_161:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -29173,15 +30472,15 @@ pf_skip_153:
 	VFMADD231PS Z14, Z12, Z5
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_154
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_162
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_154:
+pf_skip_162:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -29198,15 +30497,15 @@ pf_skip_154:
 	VFMADD231PS Z14, Z12, Z7
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_155
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_163
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_155:
+pf_skip_163:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -29223,15 +30522,15 @@ pf_skip_155:
 	VFMADD231PS Z10, Z12, Z9
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_156
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_164
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_156:
+pf_skip_164:
 	JMP scores_reduce_24
 
 scores_seq_no_24:
@@ -29256,15 +30555,15 @@ scores_pairs_36:
 	VFMADD231PS Z11, Z10, Z8
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
-	CMPQ        DI, 152(SP)
-	JAE         pf_skip_157
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_165
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_157:
+pf_skip_165:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -29288,7 +30587,7 @@ pf_skip_157:
 	JB          scores_pairs_36
 
 scores_odd_36:
-	MOVQ        176(SP), R12
+	MOVQ        240(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_36
@@ -29349,10 +30648,10 @@ scores_reduce_24:
 
 scores_by1_24:
 	TESTQ   BX, BX
-	JZ      scores_done_44
+	JZ      scores_done_46
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
-	MOVQ    176(SP), R12
+	MOVQ    240(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -29381,7 +30680,7 @@ scores_chunk1_24:
 	ADDQ          SI, DX
 	JMP           scores_by1_24
 
-scores_done_44:
+scores_done_46:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -29389,7 +30688,7 @@ scores_done_44:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	MOVQ          DI, 144(SP)
+	MOVQ          DI, 208(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -29420,10 +30719,10 @@ scores_by8_25:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_seq_no_25
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -29564,7 +30863,7 @@ scores_by8_25:
 	JMP         scores_reduce_25
 
 scores_seq_no_25:
-	CMPQ        176(SP), $0x00000080
+	CMPQ        240(SP), $0x00000080
 	JNE         scores_seq_no_26
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -29681,7 +30980,7 @@ scores_pairs_37:
 	JB          scores_pairs_37
 
 scores_odd_37:
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_37
@@ -29742,10 +31041,10 @@ scores_reduce_25:
 
 scores_by1_25:
 	TESTQ   BX, BX
-	JZ      scores_done_45
+	JZ      scores_done_47
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
-	MOVQ    176(SP), R11
+	MOVQ    240(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -29774,7 +31073,7 @@ scores_chunk1_25:
 	ADDQ          SI, DX
 	JMP           scores_by1_25
 
-scores_done_45:
+scores_done_47:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -29791,9 +31090,9 @@ scores_done_45:
 
 scores_first_done_4:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_20
+	JMP  scores_22
 
-scores_done_43:
+scores_done_45:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_15:
@@ -29802,10 +31101,10 @@ softmax_15:
 	MOVQ       ng+16(FP), CX
 	CMPQ       AX, CX
 	JGE        softmax_done_15
-	MOVQ       160(SP), AX
-	CMPQ       AX, 168(SP)
-	JAE        pf_skip_158
-	MOVQ       136(SP), CX
+	MOVQ       224(SP), AX
+	CMPQ       AX, 232(SP)
+	JAE        pf_skip_166
+	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	PREFETCHT0 (CX)
 	PREFETCHT0 64(CX)
@@ -29813,8 +31112,8 @@ softmax_15:
 	PREFETCHT0 192(CX)
 	ADDQ       $0x00000100, AX
 
-pf_skip_158:
-	MOVQ         AX, 160(SP)
+pf_skip_166:
+	MOVQ         AX, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -30247,14 +31546,17 @@ exp_done_33:
 	JMP    softmax_16
 
 softmax_done_16:
-	MOVQ $0x00000000, 32(SP)
+	MOVQ  $0x00000000, 32(SP)
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000002, AX
+	JZ    pv_noocts_2
 
-pv_18:
+pv_19:
 	MOVQ  32(SP), AX
-	ADDQ  $0x00000003, AX
+	ADDQ  $0x00000007, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_18
+	JGE   pv_done_19
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -30272,7 +31574,257 @@ pv_18:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  160(SP), R9
+	MOVQ  224(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 72(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 80(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 88(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 96(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pv8_block_3:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv8_next_3
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    72(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	MOVQ    80(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	MOVQ    88(SP), BX
+	VMOVUPS (BX)(DX*1), Z12
+	VMOVUPS 64(BX)(DX*1), Z13
+	MOVQ    96(SP), BX
+	VMOVUPS (BX)(DX*1), Z14
+	VMOVUPS 64(BX)(DX*1), Z15
+	MOVQ    104(SP), BX
+	LEAQ    (BX)(DI*4), SI
+	MOVQ    DX, R10
+	SHRQ    $0x01, R10
+	ADDQ    112(SP), R10
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pv8_merge_3
+
+pv8_row_3:
+	VCVTPH2PS    (R10), Z16
+	VCVTPH2PS    32(R10), Z17
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	VBROADCASTSS (BX)(DI*1), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z3
+	VBROADCASTSS (BX)(DI*2), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z5
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z7
+	VBROADCASTSS (SI), Z18
+	VFMADD231PS  Z16, Z18, Z8
+	VFMADD231PS  Z17, Z18, Z9
+	VBROADCASTSS (SI)(DI*1), Z18
+	VFMADD231PS  Z16, Z18, Z10
+	VFMADD231PS  Z17, Z18, Z11
+	VBROADCASTSS (SI)(DI*2), Z18
+	VFMADD231PS  Z16, Z18, Z12
+	VFMADD231PS  Z17, Z18, Z13
+	VBROADCASTSS (SI)(CX*1), Z18
+	VFMADD231PS  Z16, Z18, Z14
+	VFMADD231PS  Z17, Z18, Z15
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_167
+	MOVQ         200(SP), R12
+	ADDQ         R9, R12
+	PREFETCHT0   (R12)
+	PREFETCHT0   64(R12)
+	PREFETCHT0   128(R12)
+	PREFETCHT0   192(R12)
+	ADDQ         $0x00000100, R9
+
+pf_skip_167:
+	ADDQ $0x04, BX
+	ADDQ $0x04, SI
+	ADDQ R8, R10
+	DECQ R11
+	JNZ  pv8_row_3
+
+pv8_merge_3:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	MOVQ    72(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	MOVQ    80(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	MOVQ    88(SP), BX
+	VMOVUPS Z12, (BX)(DX*1)
+	VMOVUPS Z13, 64(BX)(DX*1)
+	MOVQ    96(SP), BX
+	VMOVUPS Z14, (BX)(DX*1)
+	VMOVUPS Z15, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 128(SP)
+	JMP     pv8_block_3
+
+pv8_next_3:
+pv8_block_4:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv8_next_4
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    72(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	MOVQ    80(SP), BX
+	VMOVUPS (BX)(DX*1), Z5
+	MOVQ    88(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	MOVQ    96(SP), BX
+	VMOVUPS (BX)(DX*1), Z7
+	MOVQ    104(SP), BX
+	LEAQ    (BX)(DI*4), SI
+	MOVQ    DX, R10
+	SHRQ    $0x01, R10
+	ADDQ    112(SP), R10
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pv8_merge_4
+
+pv8_row_4:
+	VCVTPH2PS    (R10), Z8
+	VBROADCASTSS (BX), Z9
+	VFMADD231PS  Z8, Z9, Z0
+	VBROADCASTSS (BX)(DI*1), Z9
+	VFMADD231PS  Z8, Z9, Z1
+	VBROADCASTSS (BX)(DI*2), Z9
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS (BX)(CX*1), Z9
+	VFMADD231PS  Z8, Z9, Z3
+	VBROADCASTSS (SI), Z9
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS (SI)(DI*1), Z9
+	VFMADD231PS  Z8, Z9, Z5
+	VBROADCASTSS (SI)(DI*2), Z9
+	VFMADD231PS  Z8, Z9, Z6
+	VBROADCASTSS (SI)(CX*1), Z9
+	VFMADD231PS  Z8, Z9, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_168
+	MOVQ         200(SP), R12
+	ADDQ         R9, R12
+	PREFETCHT0   (R12)
+	PREFETCHT0   64(R12)
+	PREFETCHT0   128(R12)
+	PREFETCHT0   192(R12)
+	ADDQ         $0x00000100, R9
+
+pf_skip_168:
+	ADDQ $0x04, BX
+	ADDQ $0x04, SI
+	ADDQ R8, R10
+	DECQ R11
+	JNZ  pv8_row_4
+
+pv8_merge_4:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	MOVQ    72(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	MOVQ    80(SP), BX
+	VMOVUPS Z5, (BX)(DX*1)
+	MOVQ    88(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	MOVQ    96(SP), BX
+	VMOVUPS Z7, (BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pv8_block_4
+
+pv8_next_4:
+	MOVQ R9, 224(SP)
+	ADDQ $0x00000008, 32(SP)
+	JMP  pv_19
+
+pv_done_19:
+pv_noocts_2:
+pv_20:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_20
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  224(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -30345,9 +31897,9 @@ pv4_row_10:
 	VFMADD231PS  Z17, Z20, Z13
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
-	CMPQ         R9, 168(SP)
-	JAE          pf_skip_159
-	MOVQ         136(SP), R11
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_169
+	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -30355,7 +31907,7 @@ pv4_row_10:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_159:
+pf_skip_169:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -30427,9 +31979,9 @@ pv4_row_11:
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
-	CMPQ         R9, 168(SP)
-	JAE          pf_skip_160
-	MOVQ         136(SP), R11
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_170
+	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -30437,7 +31989,7 @@ pv4_row_11:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_160:
+pf_skip_170:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -30492,9 +32044,9 @@ pv4_row_12:
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
-	CMPQ         R9, 168(SP)
-	JAE          pf_skip_161
-	MOVQ         136(SP), R11
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_171
+	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
@@ -30502,7 +32054,7 @@ pv4_row_12:
 	PREFETCHT0   192(R11)
 	ADDQ         $0x00000100, R9
 
-pf_skip_161:
+pf_skip_171:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -30521,17 +32073,17 @@ pv4_merge_12:
 	JMP     pv4_block_12
 
 pv4_next_12:
-	MOVQ R9, 160(SP)
+	MOVQ R9, 224(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_18
+	JMP  pv_20
 
-pv_done_18:
-pv_19:
+pv_done_20:
+pv_21:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_19
+	JGE   pv_done_21
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -30548,7 +32100,7 @@ pv_19:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  160(SP), R10
+	MOVQ  224(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -30619,9 +32171,9 @@ pv2_pair_28:
 	VFMADD231PS  Z21, Z16, Z13
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_162
-	MOVQ         136(SP), R8
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_172
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -30629,7 +32181,7 @@ pv2_pair_28:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_162:
+pf_skip_172:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -30722,9 +32274,9 @@ pv2_pair_29:
 	VBROADCASTSS 4(BX)(CX*1), Z8
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_163
-	MOVQ         136(SP), R8
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_173
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -30732,7 +32284,7 @@ pv2_pair_29:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_163:
+pf_skip_173:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -30801,9 +32353,9 @@ pv2_pair_30:
 	VFMADD231PS  Z4, Z6, Z1
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_164
-	MOVQ         136(SP), R8
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_174
+	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
@@ -30811,7 +32363,7 @@ pv2_pair_30:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_164:
+pf_skip_174:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -30842,16 +32394,16 @@ pv2_merge_30:
 	JMP     pv2_block_30
 
 pv2_next_30:
-	MOVQ R10, 160(SP)
+	MOVQ R10, 224(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_19
+	JMP  pv_21
 
-pv_done_19:
-pv_20:
+pv_done_21:
+pv_22:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_20
+	JGE   pv_done_22
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -31485,9 +33037,9 @@ pv_merge_108:
 pv_next_108:
 first_done_4:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_20
+	JMP  pv_22
 
-pv_done_20:
+pv_done_22:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -31545,10 +33097,10 @@ norm_done_8:
 lone_8:
 	MOVQ         $0x00000000, 32(SP)
 	MOVQ         tiles+80(FP), AX
-	MOVQ         AX, 184(SP)
+	MOVQ         AX, 248(SP)
 	ADDQ         tileStride+88(FP), AX
-	MOVQ         AX, 192(SP)
-	CMPQ         176(SP), $0x00000100
+	MOVQ         AX, 256(SP)
+	CMPQ         240(SP), $0x00000100
 	JNE          fused_no_3
 	MOVQ         q+8(FP), AX
 	VBROADCASTSS scale+64(FP), Z0
@@ -31568,7 +33120,7 @@ lone_8:
 	VMOVUPS      expconst<>+1344(SB), Z14
 	VMULPS       448(AX), Z0, Z0
 	VMOVUPS      expconst<>+1344(SB), Z15
-	MOVQ         $0x00000000, 216(SP)
+	MOVQ         $0x00000000, 280(SP)
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JLE          fused_store_3
@@ -31576,14 +33128,14 @@ lone_8:
 	CMPQ         AX, CX
 	CMOVQLT      AX, CX
 	MOVQ         CX, 24(SP)
-	MOVQ         216(SP), AX
+	MOVQ         280(SP), AX
 	MOVQ         24(SP), CX
 
 fs4_5:
 	LEAQ          4(AX), DX
 	CMPQ          DX, CX
 	JGT           fs1_5
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -31678,16 +33230,16 @@ fs4_5:
 	VADDPS        Y16, Y18, Y16
 	VEXTRACTF32X4 $0x01, Y16, X17
 	VADDPS        X16, X17, X17
-	MOVQ          184(SP), DX
+	MOVQ          248(SP), DX
 	VMOVUPS       X17, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	ADDQ          $0x04, AX
 	JMP           fs4_5
 
 fs1_5:
 	CMPQ          AX, CX
 	JGE           fsdone_5
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -31717,14 +33269,14 @@ fs1_5:
 	VADDPS        X17, X16, X16
 	VMOVSHDUP     X16, X17
 	VADDPS        X17, X16, X16
-	MOVQ          184(SP), DX
+	MOVQ          248(SP), DX
 	VMOVSS        X16, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	INCQ          AX
 	JMP           fs1_5
 
 fsdone_5:
-	MOVQ         184(SP), AX
+	MOVQ         248(SP), AX
 	MOVQ         24(SP), CX
 	VBROADCASTSS expconst<>+0(SB), Z16
 
@@ -31816,7 +33368,7 @@ fused_same_5:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z16
-	MOVQ         184(SP), AX
+	MOVQ         248(SP), AX
 	MOVQ         24(SP), CX
 	VMOVUPS      expconst<>+1344(SB), Z17
 	MOVQ         CX, CX
@@ -31900,7 +33452,7 @@ exp_done_34:
 	VMOVSS X17, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 200(SP)
+	MOVQ   AX, 264(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
@@ -31913,13 +33465,13 @@ fused_loop_3:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    $0x00000000, 224(SP)
+	MOVQ    $0x00000000, 288(SP)
 
 fused_chunk_3:
-	MOVQ    224(SP), AX
-	CMPQ    AX, 200(SP)
+	MOVQ    288(SP), AX
+	CMPQ    AX, 264(SP)
 	JGE     fused_chunk_done_3
-	MOVQ    224(SP), AX
+	MOVQ    288(SP), AX
 	MOVQ    24(SP), CX
 	LEAQ    4(AX), DX
 	CMPQ    CX, DX
@@ -31929,7 +33481,7 @@ fs4_6:
 	LEAQ          4(AX), DX
 	CMPQ          DX, CX
 	JGT           fs1_6
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -32024,16 +33576,16 @@ fs4_6:
 	VADDPS        Y16, Y18, Y16
 	VEXTRACTF32X4 $0x01, Y16, X17
 	VADDPS        X16, X17, X17
-	MOVQ          192(SP), DX
+	MOVQ          256(SP), DX
 	VMOVUPS       X17, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	ADDQ          $0x04, AX
 	JMP           fs4_6
 
 fs1_6:
 	CMPQ          AX, CX
 	JGE           fsdone_6
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -32063,15 +33615,15 @@ fs1_6:
 	VADDPS        X17, X16, X16
 	VMOVSHDUP     X16, X17
 	VADDPS        X17, X16, X16
-	MOVQ          192(SP), DX
+	MOVQ          256(SP), DX
 	VMOVSS        X16, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	INCQ          AX
 	JMP           fs1_6
 
 fsdone_6:
-	MOVQ    224(SP), AX
-	MOVQ    200(SP), CX
+	MOVQ    288(SP), AX
+	MOVQ    264(SP), CX
 	LEAQ    4(AX), DX
 	CMPQ    CX, DX
 	CMOVQGT DX, CX
@@ -32082,7 +33634,7 @@ fsdone_6:
 	MOVQ    AX, BX
 	IMULQ   DX, BX
 	ADDQ    8(SP), BX
-	MOVQ    184(SP), SI
+	MOVQ    248(SP), SI
 	LEAQ    (SI)(AX*4), SI
 
 fpvrow_5:
@@ -32109,11 +33661,11 @@ fpvrow_5:
 	JNZ          fpvrow_5
 
 fpvdone_5:
-	ADDQ $0x04, 224(SP)
+	ADDQ $0x04, 288(SP)
 	JMP  fused_chunk_3
 
 fused_chunk_done_3:
-	MOVQ         192(SP), AX
+	MOVQ         256(SP), AX
 	MOVQ         24(SP), CX
 	VBROADCASTSS expconst<>+0(SB), Z16
 
@@ -32205,7 +33757,7 @@ fused_same_6:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z16
-	MOVQ         192(SP), AX
+	MOVQ         256(SP), AX
 	MOVQ         24(SP), CX
 	VMOVUPS      expconst<>+1344(SB), Z17
 	MOVQ         CX, CX
@@ -32288,24 +33840,24 @@ exp_done_35:
 	MOVQ   32(SP), CX
 	VMOVSS X17, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
-	MOVQ   200(SP), AX
+	MOVQ   264(SP), AX
 	IMULQ  AX, CX
 	ADDQ   CX, 8(SP)
-	MOVQ   184(SP), AX
-	MOVQ   192(SP), CX
-	MOVQ   CX, 184(SP)
-	MOVQ   AX, 192(SP)
+	MOVQ   248(SP), AX
+	MOVQ   256(SP), CX
+	MOVQ   CX, 248(SP)
+	MOVQ   AX, 256(SP)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 200(SP)
+	MOVQ   AX, 264(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
 	JMP    fused_loop_3
 
 fused_last_3:
-	MOVQ  216(SP), AX
-	MOVQ  200(SP), CX
+	MOVQ  280(SP), AX
+	MOVQ  264(SP), CX
 	SUBQ  AX, CX
 	TESTQ CX, CX
 	JLE   fpvdone_6
@@ -32313,7 +33865,7 @@ fused_last_3:
 	MOVQ  AX, BX
 	IMULQ DX, BX
 	ADDQ  8(SP), BX
-	MOVQ  184(SP), SI
+	MOVQ  248(SP), SI
 	LEAQ  (SI)(AX*4), SI
 
 fpvrow_6:
@@ -32353,7 +33905,7 @@ fused_store_3:
 	JMP     finish_8
 
 fused_no_3:
-	CMPQ         176(SP), $0x00000080
+	CMPQ         240(SP), $0x00000080
 	JNE          fused_no_4
 	MOVQ         q+8(FP), AX
 	VBROADCASTSS scale+64(FP), Z0
@@ -32365,7 +33917,7 @@ fused_no_3:
 	VMOVUPS      expconst<>+1344(SB), Z6
 	VMULPS       192(AX), Z0, Z0
 	VMOVUPS      expconst<>+1344(SB), Z7
-	MOVQ         $0x00000000, 232(SP)
+	MOVQ         $0x00000000, 296(SP)
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JLE          fused_store_4
@@ -32373,14 +33925,14 @@ fused_no_3:
 	CMPQ         AX, CX
 	CMOVQLT      AX, CX
 	MOVQ         CX, 24(SP)
-	MOVQ         232(SP), AX
+	MOVQ         296(SP), AX
 	MOVQ         24(SP), CX
 
 fs4_7:
 	LEAQ          4(AX), DX
 	CMPQ          DX, CX
 	JGT           fs1_7
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -32443,16 +33995,16 @@ fs4_7:
 	VADDPS        Y8, Y10, Y8
 	VEXTRACTF32X4 $0x01, Y8, X9
 	VADDPS        X8, X9, X9
-	MOVQ          184(SP), DX
+	MOVQ          248(SP), DX
 	VMOVUPS       X9, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	ADDQ          $0x04, AX
 	JMP           fs4_7
 
 fs1_7:
 	CMPQ          AX, CX
 	JGE           fsdone_7
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -32474,14 +34026,14 @@ fs1_7:
 	VADDPS        X9, X8, X8
 	VMOVSHDUP     X8, X9
 	VADDPS        X9, X8, X8
-	MOVQ          184(SP), DX
+	MOVQ          248(SP), DX
 	VMOVSS        X8, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	INCQ          AX
 	JMP           fs1_7
 
 fsdone_7:
-	MOVQ         184(SP), AX
+	MOVQ         248(SP), AX
 	MOVQ         24(SP), CX
 	VBROADCASTSS expconst<>+0(SB), Z8
 
@@ -32569,7 +34121,7 @@ fused_same_7:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z8
-	MOVQ         184(SP), AX
+	MOVQ         248(SP), AX
 	MOVQ         24(SP), CX
 	VMOVUPS      expconst<>+1344(SB), Z9
 	MOVQ         CX, CX
@@ -32653,7 +34205,7 @@ exp_done_36:
 	VMOVSS X9, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 200(SP)
+	MOVQ   AX, 264(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
@@ -32666,13 +34218,13 @@ fused_loop_4:
 	CMPQ    AX, CX
 	CMOVQLT AX, CX
 	MOVQ    CX, 24(SP)
-	MOVQ    $0x00000000, 240(SP)
+	MOVQ    $0x00000000, 304(SP)
 
 fused_chunk_4:
-	MOVQ    240(SP), AX
-	CMPQ    AX, 200(SP)
+	MOVQ    304(SP), AX
+	CMPQ    AX, 264(SP)
 	JGE     fused_chunk_done_4
-	MOVQ    240(SP), AX
+	MOVQ    304(SP), AX
 	MOVQ    24(SP), CX
 	LEAQ    4(AX), DX
 	CMPQ    CX, DX
@@ -32682,7 +34234,7 @@ fs4_8:
 	LEAQ          4(AX), DX
 	CMPQ          DX, CX
 	JGT           fs1_8
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -32745,16 +34297,16 @@ fs4_8:
 	VADDPS        Y8, Y10, Y8
 	VEXTRACTF32X4 $0x01, Y8, X9
 	VADDPS        X8, X9, X9
-	MOVQ          192(SP), DX
+	MOVQ          256(SP), DX
 	VMOVUPS       X9, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	ADDQ          $0x04, AX
 	JMP           fs4_8
 
 fs1_8:
 	CMPQ          AX, CX
 	JGE           fsdone_8
-	MOVQ          AX, 208(SP)
+	MOVQ          AX, 272(SP)
 	MOVQ          stride+96(FP), DX
 	MOVQ          AX, BX
 	IMULQ         DX, BX
@@ -32776,15 +34328,15 @@ fs1_8:
 	VADDPS        X9, X8, X8
 	VMOVSHDUP     X8, X9
 	VADDPS        X9, X8, X8
-	MOVQ          192(SP), DX
+	MOVQ          256(SP), DX
 	VMOVSS        X8, (DX)(AX*4)
-	MOVQ          208(SP), AX
+	MOVQ          272(SP), AX
 	INCQ          AX
 	JMP           fs1_8
 
 fsdone_8:
-	MOVQ    240(SP), AX
-	MOVQ    200(SP), CX
+	MOVQ    304(SP), AX
+	MOVQ    264(SP), CX
 	LEAQ    4(AX), DX
 	CMPQ    CX, DX
 	CMOVQGT DX, CX
@@ -32795,7 +34347,7 @@ fsdone_8:
 	MOVQ    AX, BX
 	IMULQ   DX, BX
 	ADDQ    8(SP), BX
-	MOVQ    184(SP), SI
+	MOVQ    248(SP), SI
 	LEAQ    (SI)(AX*4), SI
 
 fpvrow_7:
@@ -32814,11 +34366,11 @@ fpvrow_7:
 	JNZ          fpvrow_7
 
 fpvdone_7:
-	ADDQ $0x04, 240(SP)
+	ADDQ $0x04, 304(SP)
 	JMP  fused_chunk_4
 
 fused_chunk_done_4:
-	MOVQ         192(SP), AX
+	MOVQ         256(SP), AX
 	MOVQ         24(SP), CX
 	VBROADCASTSS expconst<>+0(SB), Z8
 
@@ -32906,7 +34458,7 @@ fused_same_8:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z8
-	MOVQ         192(SP), AX
+	MOVQ         256(SP), AX
 	MOVQ         24(SP), CX
 	VMOVUPS      expconst<>+1344(SB), Z9
 	MOVQ         CX, CX
@@ -32989,24 +34541,24 @@ exp_done_37:
 	MOVQ   32(SP), CX
 	VMOVSS X9, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
-	MOVQ   200(SP), AX
+	MOVQ   264(SP), AX
 	IMULQ  AX, CX
 	ADDQ   CX, 8(SP)
-	MOVQ   184(SP), AX
-	MOVQ   192(SP), CX
-	MOVQ   CX, 184(SP)
-	MOVQ   AX, 192(SP)
+	MOVQ   248(SP), AX
+	MOVQ   256(SP), CX
+	MOVQ   CX, 248(SP)
+	MOVQ   AX, 256(SP)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 200(SP)
+	MOVQ   AX, 264(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
 	JMP    fused_loop_4
 
 fused_last_4:
-	MOVQ  232(SP), AX
-	MOVQ  200(SP), CX
+	MOVQ  296(SP), AX
+	MOVQ  264(SP), CX
 	SUBQ  AX, CX
 	TESTQ CX, CX
 	JLE   fpvdone_8
@@ -33014,7 +34566,7 @@ fused_last_4:
 	MOVQ  AX, BX
 	IMULQ DX, BX
 	ADDQ  8(SP), BX
-	MOVQ  184(SP), SI
+	MOVQ  248(SP), SI
 	LEAQ  (SI)(AX*4), SI
 
 fpvrow_8:
@@ -33058,7 +34610,7 @@ fused_no_4:
 	MOVQ    q+8(FP), DX
 	ADDQ    DX, BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    184(SP), DX
+	MOVQ    248(SP), DX
 	LEAQ    (DX)(AX*4), DX
 	IMULQ   SI, AX
 	ADDQ    (SP), AX
@@ -33084,10 +34636,10 @@ scores_by8_26:
 	MOVQ        BX, R10
 	SUBQ        AX, R10
 	SUBQ        AX, R10
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        AX, R11
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_seq_no_27
 	VMOVUPS     (BX), Z11
 	VMOVUPS     64(BX), Z12
@@ -33228,7 +34780,7 @@ scores_by8_26:
 	JMP         scores_reduce_26
 
 scores_seq_no_27:
-	CMPQ        176(SP), $0x00000080
+	CMPQ        240(SP), $0x00000080
 	JNE         scores_seq_no_28
 	VMOVUPS     (BX), Z11
 	VMOVUPS     64(BX), Z12
@@ -33345,7 +34897,7 @@ scores_pairs_38:
 	JB          scores_pairs_38
 
 scores_odd_38:
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ADDQ        AX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_38
@@ -33411,7 +34963,7 @@ scores_by4_3:
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
 	VMOVUPS     expconst<>+1344(SB), Z6
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_by4_no_5
 	VMOVUPS     (BX), Z7
 	VMOVUPS     64(BX), Z8
@@ -33488,7 +35040,7 @@ scores_by4_3:
 	JMP         scores_by4_rows_3
 
 scores_by4_no_5:
-	CMPQ        176(SP), $0x00000080
+	CMPQ        240(SP), $0x00000080
 	JNE         scores_by4_no_6
 	VMOVUPS     (BX), Z7
 	VMOVUPS     64(BX), Z8
@@ -33533,7 +35085,7 @@ scores_by4_no_6:
 	MOVQ BX, R8
 	SUBQ DI, R8
 	SUBQ DI, R8
-	MOVQ 176(SP), R9
+	MOVQ 240(SP), R9
 	ADDQ DI, R9
 
 scores_c4_9:
@@ -33547,7 +35099,7 @@ scores_c4_9:
 	MOVQ        BX, R8
 	SUBQ        DI, R8
 	SUBQ        DI, R8
-	MOVQ        176(SP), R9
+	MOVQ        240(SP), R9
 	ADDQ        DI, R9
 
 scores_c4_10:
@@ -33562,7 +35114,7 @@ scores_c4_10:
 	MOVQ        BX, R8
 	SUBQ        DI, R8
 	SUBQ        DI, R8
-	MOVQ        176(SP), R9
+	MOVQ        240(SP), R9
 	ADDQ        DI, R9
 
 scores_c4_11:
@@ -33578,7 +35130,7 @@ scores_c4_11:
 	MOVQ        BX, R8
 	SUBQ        DI, R8
 	SUBQ        DI, R8
-	MOVQ        176(SP), R9
+	MOVQ        240(SP), R9
 	ADDQ        DI, R9
 
 scores_c4_12:
@@ -33618,10 +35170,10 @@ scores_by4_rows_3:
 
 scores_by1_26:
 	TESTQ   CX, CX
-	JZ      scores_done_46
+	JZ      scores_done_48
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    AX, R8
-	MOVQ    176(SP), R11
+	MOVQ    240(SP), R11
 	ADDQ    AX, R11
 	MOVQ    BX, R10
 	SUBQ    AX, R10
@@ -33650,7 +35202,7 @@ scores_chunk1_26:
 	ADDQ          SI, AX
 	JMP           scores_by1_26
 
-scores_done_46:
+scores_done_48:
 	VEXTRACTF32X4 $0x01, Y0, X3
 	VMAXPS        X0, X3, X3
 	VMOVHLPS      X3, X3, X0
@@ -33730,7 +35282,7 @@ no_rescale_31:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
-	MOVQ         184(SP), AX
+	MOVQ         248(SP), AX
 	MOVQ         24(SP), CX
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
@@ -33814,7 +35366,7 @@ exp_done_38:
 	VMOVSS X1, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 200(SP)
+	MOVQ   AX, 264(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
@@ -33834,11 +35386,11 @@ lone_loop_4:
 	LEAQ    (AX)(CX*4), AX
 	MOVQ    32(SP), CX
 	VMOVSS  X0, (AX)(CX*4)
-	MOVQ    $0x00000000, 208(SP)
+	MOVQ    $0x00000000, 272(SP)
 
 lone_chunk_4:
-	MOVQ    208(SP), AX
-	CMPQ    AX, 200(SP)
+	MOVQ    272(SP), AX
+	CMPQ    AX, 264(SP)
 	JGE     lone_chunk_done_4
 	CMPQ    AX, 24(SP)
 	JGE     lone_noscores_4
@@ -33854,7 +35406,7 @@ lone_chunk_4:
 	MOVQ    q+8(FP), DX
 	ADDQ    DX, BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    192(SP), DX
+	MOVQ    256(SP), DX
 	LEAQ    (DX)(AX*4), DX
 	IMULQ   SI, AX
 	ADDQ    (SP), AX
@@ -33880,10 +35432,10 @@ scores_by8_27:
 	MOVQ        BX, R10
 	SUBQ        AX, R10
 	SUBQ        AX, R10
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        AX, R11
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_seq_no_29
 	VMOVUPS     (BX), Z11
 	VMOVUPS     64(BX), Z12
@@ -34024,7 +35576,7 @@ scores_by8_27:
 	JMP         scores_reduce_27
 
 scores_seq_no_29:
-	CMPQ        176(SP), $0x00000080
+	CMPQ        240(SP), $0x00000080
 	JNE         scores_seq_no_30
 	VMOVUPS     (BX), Z11
 	VMOVUPS     64(BX), Z12
@@ -34141,7 +35693,7 @@ scores_pairs_39:
 	JB          scores_pairs_39
 
 scores_odd_39:
-	MOVQ        176(SP), R11
+	MOVQ        240(SP), R11
 	ADDQ        AX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_39
@@ -34207,7 +35759,7 @@ scores_by4_4:
 	VMOVUPS     expconst<>+1344(SB), Z4
 	VMOVUPS     expconst<>+1344(SB), Z5
 	VMOVUPS     expconst<>+1344(SB), Z6
-	CMPQ        176(SP), $0x00000100
+	CMPQ        240(SP), $0x00000100
 	JNE         scores_by4_no_7
 	VMOVUPS     (BX), Z7
 	VMOVUPS     64(BX), Z8
@@ -34284,7 +35836,7 @@ scores_by4_4:
 	JMP         scores_by4_rows_4
 
 scores_by4_no_7:
-	CMPQ        176(SP), $0x00000080
+	CMPQ        240(SP), $0x00000080
 	JNE         scores_by4_no_8
 	VMOVUPS     (BX), Z7
 	VMOVUPS     64(BX), Z8
@@ -34329,7 +35881,7 @@ scores_by4_no_8:
 	MOVQ BX, R8
 	SUBQ DI, R8
 	SUBQ DI, R8
-	MOVQ 176(SP), R9
+	MOVQ 240(SP), R9
 	ADDQ DI, R9
 
 scores_c4_13:
@@ -34343,7 +35895,7 @@ scores_c4_13:
 	MOVQ        BX, R8
 	SUBQ        DI, R8
 	SUBQ        DI, R8
-	MOVQ        176(SP), R9
+	MOVQ        240(SP), R9
 	ADDQ        DI, R9
 
 scores_c4_14:
@@ -34358,7 +35910,7 @@ scores_c4_14:
 	MOVQ        BX, R8
 	SUBQ        DI, R8
 	SUBQ        DI, R8
-	MOVQ        176(SP), R9
+	MOVQ        240(SP), R9
 	ADDQ        DI, R9
 
 scores_c4_15:
@@ -34374,7 +35926,7 @@ scores_c4_15:
 	MOVQ        BX, R8
 	SUBQ        DI, R8
 	SUBQ        DI, R8
-	MOVQ        176(SP), R9
+	MOVQ        240(SP), R9
 	ADDQ        DI, R9
 
 scores_c4_16:
@@ -34414,10 +35966,10 @@ scores_by4_rows_4:
 
 scores_by1_27:
 	TESTQ   CX, CX
-	JZ      scores_done_47
+	JZ      scores_done_49
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    AX, R8
-	MOVQ    176(SP), R11
+	MOVQ    240(SP), R11
 	ADDQ    AX, R11
 	MOVQ    BX, R10
 	SUBQ    AX, R10
@@ -34446,7 +35998,7 @@ scores_chunk1_27:
 	ADDQ          SI, AX
 	JMP           scores_by1_27
 
-scores_done_47:
+scores_done_49:
 	VEXTRACTF32X4 $0x01, Y0, X3
 	VMAXPS        X0, X3, X3
 	VMOVHLPS      X3, X3, X0
@@ -34473,8 +36025,8 @@ scores_done_47:
 	VMOVSS        X3, (AX)(CX*4)
 
 lone_noscores_4:
-	MOVQ    208(SP), AX
-	MOVQ    200(SP), CX
+	MOVQ    272(SP), AX
+	MOVQ    264(SP), CX
 	SUBQ    AX, CX
 	MOVQ    $0x00000004, DX
 	CMPQ    CX, DX
@@ -34486,7 +36038,7 @@ lone_noscores_4:
 	MOVQ    o+0(FP), SI
 	ADDQ    SI, BX
 	MOVQ    stride+96(FP), DI
-	MOVQ    184(SP), SI
+	MOVQ    248(SP), SI
 	LEAQ    (SI)(AX*4), SI
 	IMULQ   DI, AX
 	ADDQ    8(SP), AX
@@ -34786,7 +36338,7 @@ pv_merge_112:
 	JMP     pv_block_112
 
 pv_next_112:
-	ADDQ $0x00000004, 208(SP)
+	ADDQ $0x00000004, 272(SP)
 	JMP  lone_chunk_4
 
 lone_chunk_done_4:
@@ -34851,7 +36403,7 @@ no_rescale_32:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
-	MOVQ         192(SP), AX
+	MOVQ         256(SP), AX
 	MOVQ         24(SP), CX
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
@@ -34934,16 +36486,16 @@ exp_done_39:
 	MOVQ   32(SP), CX
 	VMOVSS X1, (AX)(CX*4)
 	MOVQ   stride+96(FP), CX
-	MOVQ   200(SP), AX
+	MOVQ   264(SP), AX
 	IMULQ  AX, CX
 	ADDQ   CX, 8(SP)
-	MOVQ   184(SP), AX
-	MOVQ   192(SP), CX
-	MOVQ   CX, 184(SP)
-	MOVQ   AX, 192(SP)
+	MOVQ   248(SP), AX
+	MOVQ   256(SP), CX
+	MOVQ   CX, 248(SP)
+	MOVQ   AX, 256(SP)
 	MOVQ   stride+96(FP), CX
 	MOVQ   24(SP), AX
-	MOVQ   AX, 200(SP)
+	MOVQ   AX, 264(SP)
 	IMULQ  AX, CX
 	ADDQ   CX, (SP)
 	SUBQ   AX, 16(SP)
@@ -34951,7 +36503,7 @@ exp_done_39:
 
 lone_last_4:
 	XORQ  AX, AX
-	MOVQ  200(SP), CX
+	MOVQ  264(SP), CX
 	MOVQ  d+48(FP), DX
 	SHLQ  $0x02, DX
 	MOVQ  32(SP), BX
@@ -34959,7 +36511,7 @@ lone_last_4:
 	MOVQ  o+0(FP), SI
 	ADDQ  SI, BX
 	MOVQ  stride+96(FP), DI
-	MOVQ  184(SP), SI
+	MOVQ  248(SP), SI
 	LEAQ  (SI)(AX*4), SI
 	IMULQ DI, AX
 	ADDQ  8(SP), AX
@@ -35619,7 +37171,7 @@ scores_reduce_28:
 
 scores_by1_28:
 	TESTQ   R8, R8
-	JZ      scores_done_48
+	JZ      scores_done_50
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -35651,7 +37203,7 @@ scores_chunk1_28:
 	ADDQ          DI, DX
 	JMP           scores_by1_28
 
-scores_done_48:
+scores_done_50:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -36065,14 +37617,14 @@ pv_next_120:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeExactQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactQ8AVX2(SB), NOSPLIT, $192-112
+TEXT ·flashDecodeExactQ8AVX2(SB), NOSPLIT, $256-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 184(SP)
+	MOVQ   AX, 248(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_9:
@@ -36130,24 +37682,24 @@ tile_9:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
-	MOVQ    $0x00000001, 152(SP)
-	MOVQ    $0x00000001, 176(SP)
+	MOVQ    CX, 232(SP)
+	MOVQ    $0x00000001, 216(SP)
+	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_21:
+scores_23:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_49
+	JGE     scores_done_51
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -36161,8 +37713,8 @@ scores_21:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    136(SP), DI
-	MOVQ    152(SP), R8
+	MOVQ    200(SP), DI
+	MOVQ    216(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -36186,11 +37738,11 @@ scores_by8_29:
 	SUBQ   DX, R12
 	SUBQ   DX, R12
 	SUBQ   DX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ANDQ   $0x00000000, R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 
 scores_q8_1:
@@ -36270,17 +37822,17 @@ scores_q8_1:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_165
+	JNZ          pf_skip_175
 	MOVQ         ng+16(FP), R8
-	CMPQ         DI, 144(SP)
-	JAE          pf_skip_165
+	CMPQ         DI, 208(SP)
+	JAE          pf_skip_175
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_165:
+pf_skip_175:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -36306,10 +37858,10 @@ pf_skip_165:
 
 scores_by1_29:
 	TESTQ  BX, BX
-	JZ     scores_done_50
+	JZ     scores_done_52
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 
@@ -36344,7 +37896,7 @@ scores_chunk1_29:
 	ADDQ         SI, DX
 	JMP          scores_by1_29
 
-scores_done_50:
+scores_done_52:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -36352,8 +37904,8 @@ scores_done_50:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 136(SP)
-	MOVQ         R8, 152(SP)
+	MOVQ         DI, 200(SP)
+	MOVQ         R8, 216(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -36361,9 +37913,9 @@ scores_done_50:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_21
+	JMP          scores_23
 
-scores_done_49:
+scores_done_51:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_17:
@@ -36857,11 +38409,11 @@ exp_done_42:
 softmax_done_18:
 	MOVQ $0x00000000, 32(SP)
 
-pv_21:
+pv_23:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_21
+	JGE   pv_done_23
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -36875,8 +38427,8 @@ pv_21:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  160(SP), R8
-	MOVQ  176(SP), R9
+	MOVQ  224(SP), R8
+	MOVQ  240(SP), R9
 	XORQ  R10, R10
 
 pv_block_121:
@@ -36936,14 +38488,14 @@ pv_single_121:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_166
+	JNZ          pf_skip_176
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_166
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_176
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_166:
+pf_skip_176:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -37020,14 +38572,14 @@ pv_pair_122:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_167
+	JNZ          pf_skip_177
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_167
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_177
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_167:
+pf_skip_177:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -37055,14 +38607,14 @@ pv_single_122:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_168
+	JNZ          pf_skip_178
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_168
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_178
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_168:
+pf_skip_178:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -37103,14 +38655,14 @@ pv_pair_123:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_169
+	JNZ          pf_skip_179
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_169
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_179
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_169:
+pf_skip_179:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -37122,14 +38674,14 @@ pv_single_123:
 	JZ           pv_merge_123
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_170
+	JNZ          pf_skip_180
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_170
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_180
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_170:
+pf_skip_180:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -37164,14 +38716,14 @@ pv_pair_124:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_171
+	JNZ          pf_skip_181
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_171
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_181
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_171:
+pf_skip_181:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -37183,14 +38735,14 @@ pv_single_124:
 	JZ           pv_merge_124
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_172
+	JNZ          pf_skip_182
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_172
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_182
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_172:
+pf_skip_182:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -37203,12 +38755,12 @@ pv_merge_124:
 	JMP     pv_block_124
 
 pv_next_124:
-	MOVQ R8, 160(SP)
-	MOVQ R9, 176(SP)
+	MOVQ R8, 224(SP)
+	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_21
+	JMP  pv_23
 
-pv_done_21:
+pv_done_23:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -37410,7 +38962,7 @@ scores_q8_2:
 
 scores_by1_30:
 	TESTQ  R8, R8
-	JZ     scores_done_51
+	JZ     scores_done_53
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -37448,7 +39000,7 @@ scores_chunk1_30:
 	ADDQ         DI, DX
 	JMP          scores_by1_30
 
-scores_done_51:
+scores_done_53:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -37839,14 +39391,14 @@ pv_next_128:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeFastQ8AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastQ8AVX2(SB), NOSPLIT, $192-112
+TEXT ·flashDecodeFastQ8AVX2(SB), NOSPLIT, $256-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 184(SP)
+	MOVQ   AX, 248(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_10:
@@ -37904,24 +39456,24 @@ tile_10:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
-	MOVQ    $0x00000001, 152(SP)
-	MOVQ    $0x00000001, 176(SP)
+	MOVQ    CX, 232(SP)
+	MOVQ    $0x00000001, 216(SP)
+	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_22:
+scores_24:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_52
+	JGE     scores_done_54
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -37935,8 +39487,8 @@ scores_22:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    136(SP), DI
-	MOVQ    152(SP), R8
+	MOVQ    200(SP), DI
+	MOVQ    216(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -37960,11 +39512,11 @@ scores_by8_31:
 	SUBQ   DX, R12
 	SUBQ   DX, R12
 	SUBQ   DX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ANDQ   $0x00000000, R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 
 scores_q8_3:
@@ -38044,17 +39596,17 @@ scores_q8_3:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_173
+	JNZ          pf_skip_183
 	MOVQ         ng+16(FP), R8
-	CMPQ         DI, 144(SP)
-	JAE          pf_skip_173
+	CMPQ         DI, 208(SP)
+	JAE          pf_skip_183
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_173:
+pf_skip_183:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -38080,10 +39632,10 @@ pf_skip_173:
 
 scores_by1_31:
 	TESTQ  BX, BX
-	JZ     scores_done_53
+	JZ     scores_done_55
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 
@@ -38118,7 +39670,7 @@ scores_chunk1_31:
 	ADDQ         SI, DX
 	JMP          scores_by1_31
 
-scores_done_53:
+scores_done_55:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -38126,8 +39678,8 @@ scores_done_53:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 136(SP)
-	MOVQ         R8, 152(SP)
+	MOVQ         DI, 200(SP)
+	MOVQ         R8, 216(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -38135,9 +39687,9 @@ scores_done_53:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_22
+	JMP          scores_24
 
-scores_done_52:
+scores_done_54:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_19:
@@ -38568,11 +40120,11 @@ exp_done_45:
 softmax_done_20:
 	MOVQ $0x00000000, 32(SP)
 
-pv_22:
+pv_24:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_22
+	JGE   pv_done_24
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -38586,8 +40138,8 @@ pv_22:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  160(SP), R8
-	MOVQ  176(SP), R9
+	MOVQ  224(SP), R8
+	MOVQ  240(SP), R9
 	XORQ  R10, R10
 
 pv_block_129:
@@ -38647,14 +40199,14 @@ pv_single_129:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_174
+	JNZ          pf_skip_184
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_174
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_184
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_174:
+pf_skip_184:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -38731,14 +40283,14 @@ pv_pair_130:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_175
+	JNZ          pf_skip_185
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_175
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_185
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_175:
+pf_skip_185:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -38766,14 +40318,14 @@ pv_single_130:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_176
+	JNZ          pf_skip_186
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_176
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_186
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_176:
+pf_skip_186:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -38814,14 +40366,14 @@ pv_pair_131:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_177
+	JNZ          pf_skip_187
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_177
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_187
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_177:
+pf_skip_187:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -38833,14 +40385,14 @@ pv_single_131:
 	JZ           pv_merge_131
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_178
+	JNZ          pf_skip_188
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_178
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_188
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_178:
+pf_skip_188:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -38875,14 +40427,14 @@ pv_pair_132:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_179
+	JNZ          pf_skip_189
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_179
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_189
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_179:
+pf_skip_189:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -38894,14 +40446,14 @@ pv_single_132:
 	JZ           pv_merge_132
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_180
+	JNZ          pf_skip_190
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_180
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_190
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_180:
+pf_skip_190:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -38914,12 +40466,12 @@ pv_merge_132:
 	JMP     pv_block_132
 
 pv_next_132:
-	MOVQ R8, 160(SP)
-	MOVQ R9, 176(SP)
+	MOVQ R8, 224(SP)
+	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_22
+	JMP  pv_24
 
-pv_done_22:
+pv_done_24:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -39121,7 +40673,7 @@ scores_q8_4:
 
 scores_by1_32:
 	TESTQ  R8, R8
-	JZ     scores_done_54
+	JZ     scores_done_56
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -39159,7 +40711,7 @@ scores_chunk1_32:
 	ADDQ         DI, DX
 	JMP          scores_by1_32
 
-scores_done_54:
+scores_done_56:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -39536,14 +41088,14 @@ pv_next_136:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeExactQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $176-112
+TEXT ·flashDecodeExactQ8AVX512(SB), NOSPLIT, $240-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 168(SP)
+	MOVQ   AX, 232(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_11:
@@ -39601,22 +41153,22 @@ tile_11:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 152(SP)
+	MOVQ    CX, 216(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_23:
+scores_25:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_55
+	JGE     scores_done_57
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -39632,7 +41184,7 @@ scores_23:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_5
-	MOVQ    136(SP), DI
+	MOVQ    200(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
@@ -39648,11 +41200,11 @@ scores_by8_33:
 	SUBQ    DX, R11
 	SUBQ    DX, R11
 	SUBQ    DX, R11
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ANDQ    $0x00000000, R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ADDQ    DX, R12
 	VMOVUPS expconst<>+1344(SB), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -39714,15 +41266,15 @@ scores_q8_5:
 	VCVTPH2PS       Y6, Z6
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
-	CMPQ            DI, 144(SP)
-	JAE             pf_skip_181
+	CMPQ            DI, 208(SP)
+	JAE             pf_skip_191
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	PREFETCHT1      128(DI)
 	PREFETCHT1      192(DI)
 	ADDQ            $0x00000100, DI
 
-pf_skip_181:
+pf_skip_191:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -39753,10 +41305,10 @@ pf_skip_181:
 
 scores_by1_33:
 	TESTQ   BX, BX
-	JZ      scores_done_56
+	JZ      scores_done_58
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 
@@ -39796,7 +41348,7 @@ scores_chunk1_33:
 	ADDQ          SI, DX
 	JMP           scores_by1_33
 
-scores_done_56:
+scores_done_58:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -39804,7 +41356,7 @@ scores_done_56:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	MOVQ          DI, 136(SP)
+	MOVQ          DI, 200(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -39829,11 +41381,11 @@ scores_by8_34:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ADDQ    DX, R11
 	VMOVUPS expconst<>+1344(SB), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -39925,10 +41477,10 @@ scores_q8_6:
 
 scores_by1_34:
 	TESTQ   BX, BX
-	JZ      scores_done_57
+	JZ      scores_done_59
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
@@ -39968,7 +41520,7 @@ scores_chunk1_34:
 	ADDQ          SI, DX
 	JMP           scores_by1_34
 
-scores_done_57:
+scores_done_59:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -39985,9 +41537,9 @@ scores_done_57:
 
 scores_first_done_5:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_23
+	JMP  scores_25
 
-scores_done_55:
+scores_done_57:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_21:
@@ -40457,11 +42009,11 @@ exp_done_48:
 softmax_done_22:
 	MOVQ $0x00000000, 32(SP)
 
-pv_23:
+pv_25:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_23
+	JGE   pv_done_25
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -41339,9 +42891,9 @@ pv_merge_144:
 pv_next_144:
 first_done_5:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_23
+	JMP  pv_25
 
-pv_done_23:
+pv_done_25:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -41523,7 +43075,7 @@ scores_q8_7:
 
 scores_by1_35:
 	TESTQ   R8, R8
-	JZ      scores_done_58
+	JZ      scores_done_60
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -41566,7 +43118,7 @@ scores_chunk1_35:
 	ADDQ          DI, DX
 	JMP           scores_by1_35
 
-scores_done_58:
+scores_done_60:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -42110,14 +43662,14 @@ pv_next_148:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeFastQ8AVX512(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $176-112
+TEXT ·flashDecodeFastQ8AVX512(SB), NOSPLIT, $240-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 168(SP)
+	MOVQ   AX, 232(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_12:
@@ -42175,22 +43727,22 @@ tile_12:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 152(SP)
+	MOVQ    CX, 216(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_24:
+scores_26:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_59
+	JGE     scores_done_61
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -42206,7 +43758,7 @@ scores_24:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_6
-	MOVQ    136(SP), DI
+	MOVQ    200(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
@@ -42222,11 +43774,11 @@ scores_by8_36:
 	SUBQ    DX, R11
 	SUBQ    DX, R11
 	SUBQ    DX, R11
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ANDQ    $0x00000000, R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ADDQ    DX, R12
 	VMOVUPS expconst<>+1344(SB), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -42288,15 +43840,15 @@ scores_q8_8:
 	VCVTPH2PS       Y6, Z6
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
-	CMPQ            DI, 144(SP)
-	JAE             pf_skip_182
+	CMPQ            DI, 208(SP)
+	JAE             pf_skip_192
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	PREFETCHT1      128(DI)
 	PREFETCHT1      192(DI)
 	ADDQ            $0x00000100, DI
 
-pf_skip_182:
+pf_skip_192:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -42327,10 +43879,10 @@ pf_skip_182:
 
 scores_by1_36:
 	TESTQ   BX, BX
-	JZ      scores_done_60
+	JZ      scores_done_62
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 
@@ -42370,7 +43922,7 @@ scores_chunk1_36:
 	ADDQ          SI, DX
 	JMP           scores_by1_36
 
-scores_done_60:
+scores_done_62:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -42378,7 +43930,7 @@ scores_done_60:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	MOVQ          DI, 136(SP)
+	MOVQ          DI, 200(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -42403,11 +43955,11 @@ scores_by8_37:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ADDQ    DX, R11
 	VMOVUPS expconst<>+1344(SB), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -42499,10 +44051,10 @@ scores_q8_9:
 
 scores_by1_37:
 	TESTQ   BX, BX
-	JZ      scores_done_61
+	JZ      scores_done_63
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
@@ -42542,7 +44094,7 @@ scores_chunk1_37:
 	ADDQ          SI, DX
 	JMP           scores_by1_37
 
-scores_done_61:
+scores_done_63:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -42559,9 +44111,9 @@ scores_done_61:
 
 scores_first_done_6:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_24
+	JMP  scores_26
 
-scores_done_59:
+scores_done_61:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_23:
@@ -43004,11 +44556,11 @@ exp_done_51:
 softmax_done_24:
 	MOVQ $0x00000000, 32(SP)
 
-pv_24:
+pv_26:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_24
+	JGE   pv_done_26
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -43886,9 +45438,9 @@ pv_merge_156:
 pv_next_156:
 first_done_6:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_24
+	JMP  pv_26
 
-pv_done_24:
+pv_done_26:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -44070,7 +45622,7 @@ scores_q8_10:
 
 scores_by1_38:
 	TESTQ   R8, R8
-	JZ      scores_done_62
+	JZ      scores_done_64
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -44113,7 +45665,7 @@ scores_chunk1_38:
 	ADDQ          DI, DX
 	JMP           scores_by1_38
 
-scores_done_62:
+scores_done_64:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -44651,13 +46203,13 @@ pv_next_160:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactAVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeExactAVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeExactAVX2Pos(SB), NOSPLIT, $192-112
+TEXT ·flashDecodeExactAVX2Pos(SB), NOSPLIT, $256-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 184(SP)
+	MOVQ AX, 248(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_13:
@@ -44715,25 +46267,25 @@ tile_13:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
-	MOVQ    $0x00000001, 152(SP)
-	MOVQ    $0x00000001, 176(SP)
+	MOVQ    CX, 232(SP)
+	MOVQ    $0x00000001, 216(SP)
+	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_25:
+scores_27:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_63
+	JGE     scores_done_65
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -44750,8 +46302,8 @@ scores_25:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
-	MOVQ    152(SP), R10
+	MOVQ    200(SP), R9
+	MOVQ    216(SP), R10
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -44785,7 +46337,7 @@ scores2_by4_5:
 	SUBQ   CX, DX
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
-	MOVQ   184(SP), SI
+	MOVQ   248(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000020, SI
@@ -44809,13 +46361,13 @@ scores2_4_chunk2_5:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_183
+	JNZ         pf_skip_193
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_183
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_193
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
-	ADDQ        184(SP), SI
+	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
@@ -44846,13 +46398,13 @@ scores2_4_chunk2_5:
 
 pf_row_1:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_183
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_183
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_193
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_193
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
-	ADDQ       184(SP), SI
+	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
@@ -44884,7 +46436,7 @@ pf_row_1:
 pf_row_2:
 	ADDQ stride+96(FP), R9
 
-pf_skip_183:
+pf_skip_193:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -44900,13 +46452,13 @@ pf_skip_183:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_184
+	JNZ         pf_skip_194
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_184
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_194
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
-	ADDQ        184(SP), SI
+	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
@@ -44937,13 +46489,13 @@ pf_skip_183:
 
 pf_row_3:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_184
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_184
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_194
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_194
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
-	ADDQ       184(SP), SI
+	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
@@ -44975,7 +46527,7 @@ pf_row_3:
 pf_row_4:
 	ADDQ stride+96(FP), R9
 
-pf_skip_184:
+pf_skip_194:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_5
@@ -44998,13 +46550,13 @@ scores2_4_odd_5:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_185
+	JNZ         pf_skip_195
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_185
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_195
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        184(SP), CX
+	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
@@ -45035,13 +46587,13 @@ scores2_4_odd_5:
 
 pf_row_5:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_185
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_185
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_195
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_195
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       184(SP), CX
+	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
@@ -45073,7 +46625,7 @@ pf_row_5:
 pf_row_6:
 	ADDQ stride+96(FP), R9
 
-pf_skip_185:
+pf_skip_195:
 scores2_4_chunks_5:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -45119,7 +46671,7 @@ scores2_by1_9:
 	SUBQ   AX, CX
 	MOVQ   80(SP), DX
 	SUBQ   AX, DX
-	MOVQ   184(SP), BX
+	MOVQ   248(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -45171,8 +46723,8 @@ scores2_done_9:
 	VMOVSHDUP X0, X3
 	VMAXPS    X3, X0, X0
 	VMAXSS    X1, X0, X0
-	MOVQ      R9, 136(SP)
-	MOVQ      R10, 152(SP)
+	MOVQ      R9, 200(SP)
+	MOVQ      R10, 216(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -45181,14 +46733,14 @@ scores2_done_9:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_25
+	JMP       scores_27
 
-scores_done_63:
-scores_26:
+scores_done_65:
+scores_28:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_64
+	JGE     scores_done_66
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -45202,8 +46754,8 @@ scores_26:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    136(SP), DI
-	MOVQ    152(SP), R8
+	MOVQ    200(SP), DI
+	MOVQ    216(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -45224,7 +46776,7 @@ scores_by8_39:
 	LEAQ   (DX)(SI*4), R11
 	MOVQ   CX, R12
 	SUBQ   DX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ANDQ   $0xffffffc0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
@@ -45237,13 +46789,13 @@ scores_pairs_41:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_186
+	JNZ         pf_skip_196
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_186
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_196
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
-	ADDQ        184(SP), R14
+	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
@@ -45274,13 +46826,13 @@ scores_pairs_41:
 
 pf_row_7:
 	ADDQ       stride+96(FP), DI
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_186
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_186
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_196
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_196
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
@@ -45312,7 +46864,7 @@ pf_row_7:
 pf_row_8:
 	ADDQ stride+96(FP), DI
 
-pf_skip_186:
+pf_skip_196:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -45324,7 +46876,7 @@ pf_skip_186:
 	JB          scores_pairs_41
 
 scores_odd_41:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_41
@@ -45337,7 +46889,7 @@ scores_odd_41:
 scores_half_41:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
-	MOVQ 184(SP), R13
+	MOVQ 248(SP), R13
 	ANDQ $0xffffffc0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
@@ -45350,13 +46902,13 @@ scores_pairs_42:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_187
+	JNZ         pf_skip_197
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_187
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_197
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
-	ADDQ        184(SP), R14
+	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
@@ -45387,13 +46939,13 @@ scores_pairs_42:
 
 pf_row_9:
 	ADDQ       stride+96(FP), DI
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_187
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_187
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_197
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_197
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
@@ -45425,7 +46977,7 @@ pf_row_9:
 pf_row_10:
 	ADDQ stride+96(FP), DI
 
-pf_skip_187:
+pf_skip_197:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -45437,7 +46989,7 @@ pf_skip_187:
 	JB          scores_pairs_42
 
 scores_odd_42:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_42
@@ -45468,10 +47020,10 @@ scores_half_42:
 
 scores_by1_39:
 	TESTQ  BX, BX
-	JZ     scores_done_65
+	JZ     scores_done_67
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 	SUBQ   DX, R12
@@ -45496,7 +47048,7 @@ scores_chunk1_39:
 	ADDQ         SI, DX
 	JMP          scores_by1_39
 
-scores_done_65:
+scores_done_67:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -45504,8 +47056,8 @@ scores_done_65:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 136(SP)
-	MOVQ         R8, 152(SP)
+	MOVQ         DI, 200(SP)
+	MOVQ         R8, 216(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -45513,9 +47065,9 @@ scores_done_65:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_26
+	JMP          scores_28
 
-scores_done_64:
+scores_done_66:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_25:
@@ -46009,12 +47561,12 @@ exp_done_54:
 softmax_done_26:
 	MOVQ $0x00000000, 32(SP)
 
-pv_25:
+pv_27:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_25
+	JGE   pv_done_27
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -46031,8 +47583,8 @@ pv_25:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  160(SP), R10
-	MOVQ  176(SP), R11
+	MOVQ  224(SP), R10
+	MOVQ  240(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -46091,13 +47643,13 @@ pv2_single_31:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_188
+	JNZ          pf_skip_198
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_188
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_198
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -46128,13 +47680,13 @@ pv2_single_31:
 
 pf_row_11:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_188
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_188
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_198
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_198
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -46166,7 +47718,7 @@ pf_row_11:
 pf_row_12:
 	ADDQ stride+96(FP), R10
 
-pf_skip_188:
+pf_skip_198:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -46230,13 +47782,13 @@ pv2_single_32:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_189
+	JNZ          pf_skip_199
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_189
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_199
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -46267,13 +47819,13 @@ pv2_single_32:
 
 pf_row_13:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_189
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_189
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_199
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_199
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -46305,7 +47857,7 @@ pf_row_13:
 pf_row_14:
 	ADDQ stride+96(FP), R10
 
-pf_skip_189:
+pf_skip_199:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -46355,13 +47907,13 @@ pv2_single_33:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_190
+	JNZ          pf_skip_200
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_190
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_200
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -46392,13 +47944,13 @@ pv2_single_33:
 
 pf_row_15:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_190
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_190
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_200
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_200
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -46430,7 +47982,7 @@ pf_row_15:
 pf_row_16:
 	ADDQ stride+96(FP), R10
 
-pf_skip_190:
+pf_skip_200:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -46471,13 +48023,13 @@ pv2_single_34:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_191
+	JNZ          pf_skip_201
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_191
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_201
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -46508,13 +48060,13 @@ pv2_single_34:
 
 pf_row_17:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_191
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_191
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_201
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_201
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -46546,7 +48098,7 @@ pf_row_17:
 pf_row_18:
 	ADDQ stride+96(FP), R10
 
-pf_skip_191:
+pf_skip_201:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -46561,17 +48113,17 @@ pv2_merge_34:
 	JMP     pv2_block_34
 
 pv2_next_34:
-	MOVQ R10, 160(SP)
-	MOVQ R11, 176(SP)
+	MOVQ R10, 224(SP)
+	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_25
+	JMP  pv_27
 
-pv_done_25:
-pv_26:
+pv_done_27:
+pv_28:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_26
+	JGE   pv_done_28
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -46585,8 +48137,8 @@ pv_26:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  160(SP), R8
-	MOVQ  176(SP), R9
+	MOVQ  224(SP), R8
+	MOVQ  240(SP), R9
 	XORQ  R10, R10
 
 pv_block_161:
@@ -46627,13 +48179,13 @@ pv_single_161:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_192
+	JNZ          pf_skip_202
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_192
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_202
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -46664,13 +48216,13 @@ pv_single_161:
 
 pf_row_19:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_192
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_192
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_202
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_202
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -46702,7 +48254,7 @@ pf_row_19:
 pf_row_20:
 	ADDQ stride+96(FP), R8
 
-pf_skip_192:
+pf_skip_202:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -46755,13 +48307,13 @@ pv_single_162:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_193
+	JNZ          pf_skip_203
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_193
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_203
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -46792,13 +48344,13 @@ pv_single_162:
 
 pf_row_21:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_193
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_193
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_203
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_203
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -46830,7 +48382,7 @@ pf_row_21:
 pf_row_22:
 	ADDQ stride+96(FP), R8
 
-pf_skip_193:
+pf_skip_203:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -46880,13 +48432,13 @@ pv_pair_163:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_194
+	JNZ          pf_skip_204
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_194
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_204
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -46917,13 +48469,13 @@ pv_pair_163:
 
 pf_row_23:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_194
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_194
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_204
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_204
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -46955,7 +48507,7 @@ pf_row_23:
 pf_row_24:
 	ADDQ stride+96(FP), R8
 
-pf_skip_194:
+pf_skip_204:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -46971,13 +48523,13 @@ pv_single_163:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_195
+	JNZ          pf_skip_205
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_195
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_205
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -47008,13 +48560,13 @@ pv_single_163:
 
 pf_row_25:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_195
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_195
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_205
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_205
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -47046,7 +48598,7 @@ pf_row_25:
 pf_row_26:
 	ADDQ stride+96(FP), R8
 
-pf_skip_195:
+pf_skip_205:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -47088,13 +48640,13 @@ pv_pair_164:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_196
+	JNZ          pf_skip_206
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_196
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_206
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -47125,13 +48677,13 @@ pv_pair_164:
 
 pf_row_27:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_196
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_196
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_206
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_206
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -47163,7 +48715,7 @@ pf_row_27:
 pf_row_28:
 	ADDQ stride+96(FP), R8
 
-pf_skip_196:
+pf_skip_206:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -47177,13 +48729,13 @@ pv_single_164:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_197
+	JNZ          pf_skip_207
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_197
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_207
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -47214,13 +48766,13 @@ pv_single_164:
 
 pf_row_29:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_197
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_197
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_207
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_207
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -47252,7 +48804,7 @@ pf_row_29:
 pf_row_30:
 	ADDQ stride+96(FP), R8
 
-pf_skip_197:
+pf_skip_207:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -47286,13 +48838,13 @@ pv_pair_165:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_198
+	JNZ          pf_skip_208
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_198
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_208
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -47323,13 +48875,13 @@ pv_pair_165:
 
 pf_row_31:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_198
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_198
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_208
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_208
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -47361,7 +48913,7 @@ pf_row_31:
 pf_row_32:
 	ADDQ stride+96(FP), R8
 
-pf_skip_198:
+pf_skip_208:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -47374,13 +48926,13 @@ pv_single_165:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_199
+	JNZ          pf_skip_209
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_199
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_209
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -47411,13 +48963,13 @@ pv_single_165:
 
 pf_row_33:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_199
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_199
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_209
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_209
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -47449,7 +49001,7 @@ pf_row_33:
 pf_row_34:
 	ADDQ stride+96(FP), R8
 
-pf_skip_199:
+pf_skip_209:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -47462,12 +49014,12 @@ pv_merge_165:
 	JMP     pv_block_165
 
 pv_next_165:
-	MOVQ R8, 160(SP)
-	MOVQ R9, 176(SP)
+	MOVQ R8, 224(SP)
+	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_26
+	JMP  pv_28
 
-pv_done_26:
+pv_done_28:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -47522,13 +49074,13 @@ norm_done_13:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastAVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeFastAVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·flashDecodeFastAVX2Pos(SB), NOSPLIT, $192-112
+TEXT ·flashDecodeFastAVX2Pos(SB), NOSPLIT, $256-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 184(SP)
+	MOVQ AX, 248(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_14:
@@ -47586,25 +49138,25 @@ tile_14:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
-	MOVQ    $0x00000001, 152(SP)
-	MOVQ    $0x00000001, 176(SP)
+	MOVQ    CX, 232(SP)
+	MOVQ    $0x00000001, 216(SP)
+	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_27:
+scores_29:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_66
+	JGE     scores_done_68
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -47621,8 +49173,8 @@ scores_27:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
-	MOVQ    152(SP), R10
+	MOVQ    200(SP), R9
+	MOVQ    216(SP), R10
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -47656,7 +49208,7 @@ scores2_by4_6:
 	SUBQ   CX, DX
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
-	MOVQ   184(SP), SI
+	MOVQ   248(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000020, SI
@@ -47680,13 +49232,13 @@ scores2_4_chunk2_6:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_200
+	JNZ         pf_skip_210
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_200
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_210
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
-	ADDQ        184(SP), SI
+	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
@@ -47717,13 +49269,13 @@ scores2_4_chunk2_6:
 
 pf_row_35:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_200
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_200
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_210
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_210
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
-	ADDQ       184(SP), SI
+	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
@@ -47755,7 +49307,7 @@ pf_row_35:
 pf_row_36:
 	ADDQ stride+96(FP), R9
 
-pf_skip_200:
+pf_skip_210:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -47771,13 +49323,13 @@ pf_skip_200:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_201
+	JNZ         pf_skip_211
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_201
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_211
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
-	ADDQ        184(SP), SI
+	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
@@ -47808,13 +49360,13 @@ pf_skip_200:
 
 pf_row_37:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_201
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_201
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_211
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_211
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
-	ADDQ       184(SP), SI
+	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
@@ -47846,7 +49398,7 @@ pf_row_37:
 pf_row_38:
 	ADDQ stride+96(FP), R9
 
-pf_skip_201:
+pf_skip_211:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_6
@@ -47869,13 +49421,13 @@ scores2_4_odd_6:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_202
+	JNZ         pf_skip_212
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_202
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_212
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        184(SP), CX
+	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
@@ -47906,13 +49458,13 @@ scores2_4_odd_6:
 
 pf_row_39:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_202
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_202
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_212
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_212
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       184(SP), CX
+	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
@@ -47944,7 +49496,7 @@ pf_row_39:
 pf_row_40:
 	ADDQ stride+96(FP), R9
 
-pf_skip_202:
+pf_skip_212:
 scores2_4_chunks_6:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -47990,7 +49542,7 @@ scores2_by1_10:
 	SUBQ   AX, CX
 	MOVQ   80(SP), DX
 	SUBQ   AX, DX
-	MOVQ   184(SP), BX
+	MOVQ   248(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -48042,8 +49594,8 @@ scores2_done_10:
 	VMOVSHDUP X0, X3
 	VMAXPS    X3, X0, X0
 	VMAXSS    X1, X0, X0
-	MOVQ      R9, 136(SP)
-	MOVQ      R10, 152(SP)
+	MOVQ      R9, 200(SP)
+	MOVQ      R10, 216(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -48052,14 +49604,14 @@ scores2_done_10:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_27
+	JMP       scores_29
 
-scores_done_66:
-scores_28:
+scores_done_68:
+scores_30:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_67
+	JGE     scores_done_69
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -48073,8 +49625,8 @@ scores_28:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    136(SP), DI
-	MOVQ    152(SP), R8
+	MOVQ    200(SP), DI
+	MOVQ    216(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -48095,7 +49647,7 @@ scores_by8_40:
 	LEAQ   (DX)(SI*4), R11
 	MOVQ   CX, R12
 	SUBQ   DX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ANDQ   $0xffffffc0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
@@ -48108,13 +49660,13 @@ scores_pairs_43:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_203
+	JNZ         pf_skip_213
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_203
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_213
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
-	ADDQ        184(SP), R14
+	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
@@ -48145,13 +49697,13 @@ scores_pairs_43:
 
 pf_row_41:
 	ADDQ       stride+96(FP), DI
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_203
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_203
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_213
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_213
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
@@ -48183,7 +49735,7 @@ pf_row_41:
 pf_row_42:
 	ADDQ stride+96(FP), DI
 
-pf_skip_203:
+pf_skip_213:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -48195,7 +49747,7 @@ pf_skip_203:
 	JB          scores_pairs_43
 
 scores_odd_43:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_43
@@ -48208,7 +49760,7 @@ scores_odd_43:
 scores_half_43:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
-	MOVQ 184(SP), R13
+	MOVQ 248(SP), R13
 	ANDQ $0xffffffc0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
@@ -48221,13 +49773,13 @@ scores_pairs_44:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_204
+	JNZ         pf_skip_214
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_204
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_214
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
-	ADDQ        184(SP), R14
+	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
@@ -48258,13 +49810,13 @@ scores_pairs_44:
 
 pf_row_43:
 	ADDQ       stride+96(FP), DI
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_204
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_204
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_214
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_214
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
@@ -48296,7 +49848,7 @@ pf_row_43:
 pf_row_44:
 	ADDQ stride+96(FP), DI
 
-pf_skip_204:
+pf_skip_214:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -48308,7 +49860,7 @@ pf_skip_204:
 	JB          scores_pairs_44
 
 scores_odd_44:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_44
@@ -48339,10 +49891,10 @@ scores_half_44:
 
 scores_by1_40:
 	TESTQ  BX, BX
-	JZ     scores_done_68
+	JZ     scores_done_70
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 	SUBQ   DX, R12
@@ -48367,7 +49919,7 @@ scores_chunk1_40:
 	ADDQ         SI, DX
 	JMP          scores_by1_40
 
-scores_done_68:
+scores_done_70:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -48375,8 +49927,8 @@ scores_done_68:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 136(SP)
-	MOVQ         R8, 152(SP)
+	MOVQ         DI, 200(SP)
+	MOVQ         R8, 216(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -48384,9 +49936,9 @@ scores_done_68:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_28
+	JMP          scores_30
 
-scores_done_67:
+scores_done_69:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_27:
@@ -48817,12 +50369,12 @@ exp_done_56:
 softmax_done_28:
 	MOVQ $0x00000000, 32(SP)
 
-pv_27:
+pv_29:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_27
+	JGE   pv_done_29
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -48839,8 +50391,8 @@ pv_27:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  160(SP), R10
-	MOVQ  176(SP), R11
+	MOVQ  224(SP), R10
+	MOVQ  240(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -48899,13 +50451,13 @@ pv2_single_35:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_205
+	JNZ          pf_skip_215
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_205
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_215
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -48936,13 +50488,13 @@ pv2_single_35:
 
 pf_row_45:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_205
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_205
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_215
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_215
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -48974,7 +50526,7 @@ pf_row_45:
 pf_row_46:
 	ADDQ stride+96(FP), R10
 
-pf_skip_205:
+pf_skip_215:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -49038,13 +50590,13 @@ pv2_single_36:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_206
+	JNZ          pf_skip_216
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_206
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_216
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -49075,13 +50627,13 @@ pv2_single_36:
 
 pf_row_47:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_206
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_206
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_216
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_216
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -49113,7 +50665,7 @@ pf_row_47:
 pf_row_48:
 	ADDQ stride+96(FP), R10
 
-pf_skip_206:
+pf_skip_216:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -49163,13 +50715,13 @@ pv2_single_37:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_207
+	JNZ          pf_skip_217
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_207
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_217
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -49200,13 +50752,13 @@ pv2_single_37:
 
 pf_row_49:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_207
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_207
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_217
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_217
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -49238,7 +50790,7 @@ pf_row_49:
 pf_row_50:
 	ADDQ stride+96(FP), R10
 
-pf_skip_207:
+pf_skip_217:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -49279,13 +50831,13 @@ pv2_single_38:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_208
+	JNZ          pf_skip_218
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_208
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_218
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -49316,13 +50868,13 @@ pv2_single_38:
 
 pf_row_51:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_208
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_208
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_218
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_218
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -49354,7 +50906,7 @@ pf_row_51:
 pf_row_52:
 	ADDQ stride+96(FP), R10
 
-pf_skip_208:
+pf_skip_218:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -49369,17 +50921,17 @@ pv2_merge_38:
 	JMP     pv2_block_38
 
 pv2_next_38:
-	MOVQ R10, 160(SP)
-	MOVQ R11, 176(SP)
+	MOVQ R10, 224(SP)
+	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_27
+	JMP  pv_29
 
-pv_done_27:
-pv_28:
+pv_done_29:
+pv_30:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_28
+	JGE   pv_done_30
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -49393,8 +50945,8 @@ pv_28:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  160(SP), R8
-	MOVQ  176(SP), R9
+	MOVQ  224(SP), R8
+	MOVQ  240(SP), R9
 	XORQ  R10, R10
 
 pv_block_166:
@@ -49435,13 +50987,13 @@ pv_single_166:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_209
+	JNZ          pf_skip_219
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_209
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_219
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -49472,13 +51024,13 @@ pv_single_166:
 
 pf_row_53:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_209
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_209
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_219
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_219
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -49510,7 +51062,7 @@ pf_row_53:
 pf_row_54:
 	ADDQ stride+96(FP), R8
 
-pf_skip_209:
+pf_skip_219:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -49563,13 +51115,13 @@ pv_single_167:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_210
+	JNZ          pf_skip_220
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_210
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_220
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -49600,13 +51152,13 @@ pv_single_167:
 
 pf_row_55:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_210
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_210
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_220
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_220
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -49638,7 +51190,7 @@ pf_row_55:
 pf_row_56:
 	ADDQ stride+96(FP), R8
 
-pf_skip_210:
+pf_skip_220:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -49688,13 +51240,13 @@ pv_pair_168:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_211
+	JNZ          pf_skip_221
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_211
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_221
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -49725,13 +51277,13 @@ pv_pair_168:
 
 pf_row_57:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_211
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_211
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_221
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_221
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -49763,7 +51315,7 @@ pf_row_57:
 pf_row_58:
 	ADDQ stride+96(FP), R8
 
-pf_skip_211:
+pf_skip_221:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -49779,13 +51331,13 @@ pv_single_168:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_212
+	JNZ          pf_skip_222
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_212
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_222
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -49816,13 +51368,13 @@ pv_single_168:
 
 pf_row_59:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_212
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_212
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_222
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_222
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -49854,7 +51406,7 @@ pf_row_59:
 pf_row_60:
 	ADDQ stride+96(FP), R8
 
-pf_skip_212:
+pf_skip_222:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -49896,13 +51448,13 @@ pv_pair_169:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_213
+	JNZ          pf_skip_223
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_213
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_223
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -49933,13 +51485,13 @@ pv_pair_169:
 
 pf_row_61:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_213
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_213
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_223
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_223
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -49971,7 +51523,7 @@ pf_row_61:
 pf_row_62:
 	ADDQ stride+96(FP), R8
 
-pf_skip_213:
+pf_skip_223:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -49985,13 +51537,13 @@ pv_single_169:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_214
+	JNZ          pf_skip_224
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_214
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_224
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -50022,13 +51574,13 @@ pv_single_169:
 
 pf_row_63:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_214
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_214
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_224
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_224
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -50060,7 +51612,7 @@ pf_row_63:
 pf_row_64:
 	ADDQ stride+96(FP), R8
 
-pf_skip_214:
+pf_skip_224:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -50094,13 +51646,13 @@ pv_pair_170:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_215
+	JNZ          pf_skip_225
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_215
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_225
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -50131,13 +51683,13 @@ pv_pair_170:
 
 pf_row_65:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_215
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_215
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_225
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_225
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -50169,7 +51721,7 @@ pf_row_65:
 pf_row_66:
 	ADDQ stride+96(FP), R8
 
-pf_skip_215:
+pf_skip_225:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -50182,13 +51734,13 @@ pv_single_170:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_216
+	JNZ          pf_skip_226
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_216
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_226
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -50219,13 +51771,13 @@ pv_single_170:
 
 pf_row_67:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_216
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_216
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_226
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_226
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -50257,7 +51809,7 @@ pf_row_67:
 pf_row_68:
 	ADDQ stride+96(FP), R8
 
-pf_skip_216:
+pf_skip_226:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -50270,12 +51822,12 @@ pv_merge_170:
 	JMP     pv_block_170
 
 pv_next_170:
-	MOVQ R8, 160(SP)
-	MOVQ R9, 176(SP)
+	MOVQ R8, 224(SP)
+	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_28
+	JMP  pv_30
 
-pv_done_28:
+pv_done_30:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -50330,13 +51882,13 @@ norm_done_14:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactAVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeExactAVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactAVX512Pos(SB), NOSPLIT, $176-112
+TEXT ·flashDecodeExactAVX512Pos(SB), NOSPLIT, $240-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 168(SP)
+	MOVQ AX, 232(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_15:
@@ -50394,23 +51946,23 @@ tile_15:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 152(SP)
+	MOVQ    CX, 216(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_29:
+scores_31:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_69
+	JGE     scores_done_71
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -50428,7 +51980,7 @@ scores_29:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    200(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -50482,7 +52034,7 @@ scores4_by4_5:
 	SUBQ    CX, SI
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
-	MOVQ    168(SP), R10
+	MOVQ    232(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000040, R10
@@ -50515,11 +52067,11 @@ scores4_chunk2_5:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_217
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_227
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
-	ADDQ        168(SP), R10
+	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
@@ -50550,13 +52102,13 @@ scores4_chunk2_5:
 
 pf_row_69:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_217
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_217
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_227
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_227
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
-	ADDQ       168(SP), R10
+	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
@@ -50588,7 +52140,7 @@ pf_row_69:
 pf_row_70:
 	ADDQ stride+96(FP), R9
 
-pf_skip_217:
+pf_skip_227:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -50613,11 +52165,11 @@ pf_skip_217:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_218
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_228
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
-	ADDQ        168(SP), R10
+	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
@@ -50648,13 +52200,13 @@ pf_skip_217:
 
 pf_row_71:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_218
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_218
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_228
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_228
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
-	ADDQ       168(SP), R10
+	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
@@ -50686,7 +52238,7 @@ pf_row_71:
 pf_row_72:
 	ADDQ stride+96(FP), R9
 
-pf_skip_218:
+pf_skip_228:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_5
@@ -50718,11 +52270,11 @@ scores4_odd_5:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_219
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_229
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        168(SP), CX
+	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
@@ -50753,13 +52305,13 @@ scores4_odd_5:
 
 pf_row_73:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_219
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_219
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_229
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_229
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       168(SP), CX
+	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
@@ -50791,7 +52343,7 @@ pf_row_73:
 pf_row_74:
 	ADDQ stride+96(FP), R9
 
-pf_skip_219:
+pf_skip_229:
 scores4_chunks_5:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -50885,7 +52437,7 @@ scores4_by1_5:
 	SUBQ    AX, BX
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
-	MOVQ    168(SP), DI
+	MOVQ    232(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -50979,7 +52531,7 @@ scores4_done_5:
 	VMOVSHDUP    X2, X3
 	VMAXPS       X3, X2, X2
 	VMAXSS       X5, X2, X2
-	MOVQ         R9, 136(SP)
+	MOVQ         R9, 200(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -50990,15 +52542,15 @@ scores4_done_5:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_29
+	JMP          scores_31
 
-scores_done_69:
-scores_30:
+scores_done_71:
+scores_32:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_70
+	JGE     scores_done_72
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -51015,7 +52567,7 @@ scores_30:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    200(SP), R9
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -51057,7 +52609,7 @@ scores2_by8_5:
 	SUBQ    CX, DX
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
-	MOVQ    168(SP), SI
+	MOVQ    232(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000040, SI
@@ -51093,11 +52645,11 @@ scores2_8_chunk2_5:
 	VMOVUPS     (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_220
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_230
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
-	ADDQ        168(SP), DI
+	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
@@ -51128,13 +52680,13 @@ scores2_8_chunk2_5:
 
 pf_row_75:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_220
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_220
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_230
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_230
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
-	ADDQ       168(SP), DI
+	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
@@ -51166,7 +52718,7 @@ pf_row_75:
 pf_row_76:
 	ADDQ stride+96(FP), R9
 
-pf_skip_220:
+pf_skip_230:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -51193,11 +52745,11 @@ pf_skip_220:
 	VMOVUPS     64(SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_221
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_231
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
-	ADDQ        168(SP), DI
+	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
@@ -51228,13 +52780,13 @@ pf_skip_220:
 
 pf_row_77:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_221
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_221
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_231
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_231
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
-	ADDQ       168(SP), DI
+	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
@@ -51266,7 +52818,7 @@ pf_row_77:
 pf_row_78:
 	ADDQ stride+96(FP), R9
 
-pf_skip_221:
+pf_skip_231:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -51301,11 +52853,11 @@ scores2_8_odd_5:
 	VMOVUPS     (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_222
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_232
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        168(SP), CX
+	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
@@ -51336,13 +52888,13 @@ scores2_8_odd_5:
 
 pf_row_79:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_222
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_222
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_232
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_232
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       168(SP), CX
+	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
@@ -51374,7 +52926,7 @@ pf_row_79:
 pf_row_80:
 	ADDQ stride+96(FP), R9
 
-pf_skip_222:
+pf_skip_232:
 scores2_8_chunks_5:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -51457,7 +53009,7 @@ scores2_by1_11:
 	SUBQ    AX, CX
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
-	MOVQ    168(SP), BX
+	MOVQ    232(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -51515,7 +53067,7 @@ scores2_done_11:
 	VMOVSHDUP     X0, X1
 	VMAXPS        X1, X0, X0
 	VMAXSS        X3, X0, X0
-	MOVQ          R9, 136(SP)
+	MOVQ          R9, 200(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -51524,14 +53076,14 @@ scores2_done_11:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_30
+	JMP           scores_32
 
-scores_done_70:
-scores_31:
+scores_done_72:
+scores_33:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_71
+	JGE     scores_done_73
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -51547,7 +53099,7 @@ scores_31:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_7
-	MOVQ    136(SP), DI
+	MOVQ    200(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
@@ -51568,10 +53120,10 @@ scores_by8_41:
 	LEAQ        (DX)(SI*4), R10
 	MOVQ        CX, R11
 	SUBQ        DX, R11
-	MOVQ        168(SP), R12
+	MOVQ        232(SP), R12
 	ANDQ        $0xffffff80, R12
 	ADDQ        DX, R12
-	CMPQ        168(SP), $0x00000200
+	CMPQ        232(SP), $0x00000200
 	JNE         scores_seq_no_33
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -51589,11 +53141,11 @@ scores_by8_41:
 	VFMADD231PS 320(R9), Z15, Z2
 	VFMADD231PS 384(R9), Z16, Z2
 	VFMADD231PS 448(R9), Z17, Z2
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_223
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_233
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -51624,13 +53176,13 @@ scores_by8_41:
 
 pf_row_81:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_223
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_223
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_233
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_233
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -51662,7 +53214,7 @@ pf_row_81:
 pf_row_82:
 	ADDQ stride+96(FP), DI
 
-pf_skip_223:
+pf_skip_233:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
@@ -51671,11 +53223,11 @@ pf_skip_223:
 	VFMADD231PS 320(R9)(SI*1), Z15, Z3
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_224
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_234
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -51706,13 +53258,13 @@ pf_skip_223:
 
 pf_row_83:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_224
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_224
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_234
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_234
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -51744,7 +53296,7 @@ pf_row_83:
 pf_row_84:
 	ADDQ stride+96(FP), DI
 
-pf_skip_224:
+pf_skip_234:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -51753,11 +53305,11 @@ pf_skip_224:
 	VFMADD231PS 320(R9)(SI*2), Z15, Z4
 	VFMADD231PS 384(R9)(SI*2), Z16, Z4
 	VFMADD231PS 448(R9)(SI*2), Z17, Z4
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_225
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_235
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -51788,13 +53340,13 @@ pf_skip_224:
 
 pf_row_85:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_225
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_225
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_235
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_235
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -51826,7 +53378,7 @@ pf_row_85:
 pf_row_86:
 	ADDQ stride+96(FP), DI
 
-pf_skip_225:
+pf_skip_235:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
@@ -51835,11 +53387,11 @@ pf_skip_225:
 	VFMADD231PS 320(R9)(R8*1), Z15, Z5
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_226
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_236
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -51870,13 +53422,13 @@ pf_skip_225:
 
 pf_row_87:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_226
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_226
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_236
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_236
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -51908,7 +53460,7 @@ pf_row_87:
 pf_row_88:
 	ADDQ stride+96(FP), DI
 
-pf_skip_226:
+pf_skip_236:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -51917,11 +53469,11 @@ pf_skip_226:
 	VFMADD231PS 320(R10), Z15, Z6
 	VFMADD231PS 384(R10), Z16, Z6
 	VFMADD231PS 448(R10), Z17, Z6
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_227
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_237
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -51952,13 +53504,13 @@ pf_skip_226:
 
 pf_row_89:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_227
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_227
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_237
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_237
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -51990,7 +53542,7 @@ pf_row_89:
 pf_row_90:
 	ADDQ stride+96(FP), DI
 
-pf_skip_227:
+pf_skip_237:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
@@ -51999,11 +53551,11 @@ pf_skip_227:
 	VFMADD231PS 320(R10)(SI*1), Z15, Z7
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_228
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_238
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -52034,13 +53586,13 @@ pf_skip_227:
 
 pf_row_91:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_228
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_228
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_238
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_238
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -52072,7 +53624,7 @@ pf_row_91:
 pf_row_92:
 	ADDQ stride+96(FP), DI
 
-pf_skip_228:
+pf_skip_238:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -52081,11 +53633,11 @@ pf_skip_228:
 	VFMADD231PS 320(R10)(SI*2), Z15, Z8
 	VFMADD231PS 384(R10)(SI*2), Z16, Z8
 	VFMADD231PS 448(R10)(SI*2), Z17, Z8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_229
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_239
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -52116,13 +53668,13 @@ pf_skip_228:
 
 pf_row_93:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_229
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_229
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_239
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_239
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -52154,7 +53706,7 @@ pf_row_93:
 pf_row_94:
 	ADDQ stride+96(FP), DI
 
-pf_skip_229:
+pf_skip_239:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
@@ -52163,11 +53715,11 @@ pf_skip_229:
 	VFMADD231PS 320(R10)(R8*1), Z15, Z9
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_230
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_240
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -52198,13 +53750,13 @@ pf_skip_229:
 
 pf_row_95:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_230
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_230
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_240
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_240
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -52236,11 +53788,11 @@ pf_row_95:
 pf_row_96:
 	ADDQ stride+96(FP), DI
 
-pf_skip_230:
+pf_skip_240:
 	JMP scores_reduce_41
 
 scores_seq_no_33:
-	CMPQ        168(SP), $0x00000100
+	CMPQ        232(SP), $0x00000100
 	JNE         scores_seq_no_34
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -52250,11 +53802,11 @@ scores_seq_no_33:
 	VFMADD231PS 64(R9), Z11, Z2
 	VFMADD231PS 128(R9), Z12, Z2
 	VFMADD231PS 192(R9), Z13, Z2
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_231
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_241
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -52285,13 +53837,13 @@ scores_seq_no_33:
 
 pf_row_97:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_231
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_231
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_241
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_241
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -52323,16 +53875,16 @@ pf_row_97:
 pf_row_98:
 	ADDQ stride+96(FP), DI
 
-pf_skip_231:
+pf_skip_241:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_232
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_242
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -52363,13 +53915,13 @@ pf_skip_231:
 
 pf_row_99:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_232
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_232
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_242
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_242
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -52401,16 +53953,16 @@ pf_row_99:
 pf_row_100:
 	ADDQ stride+96(FP), DI
 
-pf_skip_232:
+pf_skip_242:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
 	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_233
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_243
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -52441,13 +53993,13 @@ pf_skip_232:
 
 pf_row_101:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_233
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_233
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_243
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_243
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -52479,16 +54031,16 @@ pf_row_101:
 pf_row_102:
 	ADDQ stride+96(FP), DI
 
-pf_skip_233:
+pf_skip_243:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_234
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_244
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -52519,13 +54071,13 @@ pf_skip_233:
 
 pf_row_103:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_234
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_234
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_244
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_244
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -52557,16 +54109,16 @@ pf_row_103:
 pf_row_104:
 	ADDQ stride+96(FP), DI
 
-pf_skip_234:
+pf_skip_244:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
 	VFMADD231PS 192(R10), Z13, Z6
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_235
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_245
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -52597,13 +54149,13 @@ pf_skip_234:
 
 pf_row_105:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_235
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_235
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_245
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_245
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -52635,16 +54187,16 @@ pf_row_105:
 pf_row_106:
 	ADDQ stride+96(FP), DI
 
-pf_skip_235:
+pf_skip_245:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_236
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_246
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -52675,13 +54227,13 @@ pf_skip_235:
 
 pf_row_107:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_236
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_236
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_246
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_246
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -52713,16 +54265,16 @@ pf_row_107:
 pf_row_108:
 	ADDQ stride+96(FP), DI
 
-pf_skip_236:
+pf_skip_246:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
 	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_237
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_247
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -52753,13 +54305,13 @@ pf_skip_236:
 
 pf_row_109:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_237
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_237
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_247
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_247
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -52791,16 +54343,16 @@ pf_row_109:
 pf_row_110:
 	ADDQ stride+96(FP), DI
 
-pf_skip_237:
+pf_skip_247:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_238
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_248
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -52831,13 +54383,13 @@ pf_skip_237:
 
 pf_row_111:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_238
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_238
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_248
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_248
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -52869,7 +54421,7 @@ pf_row_111:
 pf_row_112:
 	ADDQ stride+96(FP), DI
 
-pf_skip_238:
+pf_skip_248:
 	JMP scores_reduce_41
 
 scores_seq_no_34:
@@ -52886,11 +54438,11 @@ scores_pairs_45:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_239
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_249
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
-	ADDQ        168(SP), R13
+	ADDQ        232(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
@@ -52921,13 +54473,13 @@ scores_pairs_45:
 
 pf_row_113:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_239
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_239
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_249
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_249
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
-	ADDQ       168(SP), R13
+	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
@@ -52959,7 +54511,7 @@ pf_row_113:
 pf_row_114:
 	ADDQ stride+96(FP), DI
 
-pf_skip_239:
+pf_skip_249:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -52975,7 +54527,7 @@ pf_skip_239:
 	JB          scores_pairs_45
 
 scores_odd_45:
-	MOVQ        168(SP), R12
+	MOVQ        232(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_45
@@ -53028,10 +54580,10 @@ scores_reduce_41:
 
 scores_by1_41:
 	TESTQ   BX, BX
-	JZ      scores_done_72
+	JZ      scores_done_74
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -53058,7 +54610,7 @@ scores_chunk1_41:
 	ADDQ          SI, DX
 	JMP           scores_by1_41
 
-scores_done_72:
+scores_done_74:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -53066,7 +54618,7 @@ scores_done_72:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	MOVQ          DI, 136(SP)
+	MOVQ          DI, 200(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -53096,10 +54648,10 @@ scores_by8_42:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        168(SP), R11
+	MOVQ        232(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        168(SP), $0x00000200
+	CMPQ        232(SP), $0x00000200
 	JNE         scores_seq_no_35
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -53176,7 +54728,7 @@ scores_by8_42:
 	JMP         scores_reduce_42
 
 scores_seq_no_35:
-	CMPQ        168(SP), $0x00000100
+	CMPQ        232(SP), $0x00000100
 	JNE         scores_seq_no_36
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -53245,7 +54797,7 @@ scores_pairs_46:
 	JB          scores_pairs_46
 
 scores_odd_46:
-	MOVQ        168(SP), R11
+	MOVQ        232(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_46
@@ -53298,10 +54850,10 @@ scores_reduce_42:
 
 scores_by1_42:
 	TESTQ   BX, BX
-	JZ      scores_done_73
+	JZ      scores_done_75
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -53328,7 +54880,7 @@ scores_chunk1_42:
 	ADDQ          SI, DX
 	JMP           scores_by1_42
 
-scores_done_73:
+scores_done_75:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -53345,9 +54897,9 @@ scores_done_73:
 
 scores_first_done_7:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_31
+	JMP  scores_33
 
-scores_done_71:
+scores_done_73:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_29:
@@ -53816,15 +55368,15 @@ exp_done_58:
 
 softmax_done_30:
 	MOVQ $0x00000000, 32(SP)
-	CMPQ 168(SP), $0x00000100
+	CMPQ 232(SP), $0x00000100
 	JA   pv_noquads_5
 
-pv_29:
+pv_31:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_29
+	JGE   pv_done_31
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -53842,7 +55394,7 @@ pv_29:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  152(SP), R9
+	MOVQ  216(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -53914,11 +55466,11 @@ pv4_row_13:
 	VFMADD231PS  Z17, Z20, Z13
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
-	CMPQ         R9, 160(SP)
-	JAE          pf_skip_240
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_250
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
-	ADDQ         168(SP), R11
+	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
@@ -53949,13 +55501,13 @@ pv4_row_13:
 
 pf_row_115:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_240
-	CMPQ       R9, 160(SP)
-	JAE        pf_skip_240
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_250
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_250
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
@@ -53987,7 +55539,7 @@ pf_row_115:
 pf_row_116:
 	ADDQ stride+96(FP), R9
 
-pf_skip_240:
+pf_skip_250:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -54058,11 +55610,11 @@ pv4_row_14:
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
-	CMPQ         R9, 160(SP)
-	JAE          pf_skip_241
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_251
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
-	ADDQ         168(SP), R11
+	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
@@ -54093,13 +55645,13 @@ pv4_row_14:
 
 pf_row_117:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_241
-	CMPQ       R9, 160(SP)
-	JAE        pf_skip_241
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_251
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_251
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
@@ -54131,7 +55683,7 @@ pf_row_117:
 pf_row_118:
 	ADDQ stride+96(FP), R9
 
-pf_skip_241:
+pf_skip_251:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -54185,11 +55737,11 @@ pv4_row_15:
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
-	CMPQ         R9, 160(SP)
-	JAE          pf_skip_242
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_252
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
-	ADDQ         168(SP), R11
+	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
@@ -54220,13 +55772,13 @@ pv4_row_15:
 
 pf_row_119:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_242
-	CMPQ       R9, 160(SP)
-	JAE        pf_skip_242
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_252
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_252
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
@@ -54258,7 +55810,7 @@ pf_row_119:
 pf_row_120:
 	ADDQ stride+96(FP), R9
 
-pf_skip_242:
+pf_skip_252:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -54277,18 +55829,18 @@ pv4_merge_15:
 	JMP     pv4_block_15
 
 pv4_next_15:
-	MOVQ R9, 152(SP)
+	MOVQ R9, 216(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_29
+	JMP  pv_31
 
-pv_done_29:
+pv_done_31:
 pv_noquads_5:
-pv_30:
+pv_32:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_30
+	JGE   pv_done_32
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -54305,7 +55857,7 @@ pv_30:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  152(SP), R10
+	MOVQ  216(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -54373,11 +55925,11 @@ pv2_single_39:
 	VFMADD231PS  Z21, Z24, Z13
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_243
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_253
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -54408,13 +55960,13 @@ pv2_single_39:
 
 pf_row_121:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_243
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_243
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_253
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_253
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -54446,7 +55998,7 @@ pf_row_121:
 pf_row_122:
 	ADDQ stride+96(FP), R10
 
-pf_skip_243:
+pf_skip_253:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -54535,11 +56087,11 @@ pv2_pair_40:
 	VFMADD231PS  Z21, Z16, Z13
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_244
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_254
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -54570,13 +56122,13 @@ pv2_pair_40:
 
 pf_row_123:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_244
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_244
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_254
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_254
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -54608,7 +56160,7 @@ pf_row_123:
 pf_row_124:
 	ADDQ stride+96(FP), R10
 
-pf_skip_244:
+pf_skip_254:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -54700,11 +56252,11 @@ pv2_pair_41:
 	VBROADCASTSS 4(BX)(CX*1), Z8
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_245
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_255
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -54735,13 +56287,13 @@ pv2_pair_41:
 
 pf_row_125:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_245
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_245
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_255
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_255
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -54773,7 +56325,7 @@ pf_row_125:
 pf_row_126:
 	ADDQ stride+96(FP), R10
 
-pf_skip_245:
+pf_skip_255:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -54841,11 +56393,11 @@ pv2_pair_42:
 	VFMADD231PS  Z4, Z6, Z1
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_246
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_256
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -54876,13 +56428,13 @@ pv2_pair_42:
 
 pf_row_127:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_246
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_246
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_256
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_256
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -54914,7 +56466,7 @@ pf_row_127:
 pf_row_128:
 	ADDQ stride+96(FP), R10
 
-pf_skip_246:
+pf_skip_256:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -54945,16 +56497,16 @@ pv2_merge_42:
 	JMP     pv2_block_42
 
 pv2_next_42:
-	MOVQ R10, 152(SP)
+	MOVQ R10, 216(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_30
+	JMP  pv_32
 
-pv_done_30:
-pv_31:
+pv_done_32:
+pv_33:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_31
+	JGE   pv_done_33
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -55496,9 +57048,9 @@ pv_merge_178:
 pv_next_178:
 first_done_7:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_31
+	JMP  pv_33
 
-pv_done_31:
+pv_done_33:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -55553,13 +57105,13 @@ norm_done_15:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastAVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeFastAVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastAVX512Pos(SB), NOSPLIT, $176-112
+TEXT ·flashDecodeFastAVX512Pos(SB), NOSPLIT, $240-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x02, AX
-	MOVQ AX, 168(SP)
+	MOVQ AX, 232(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_16:
@@ -55617,23 +57169,23 @@ tile_16:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 152(SP)
+	MOVQ    CX, 216(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_32:
+scores_34:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_74
+	JGE     scores_done_76
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -55651,7 +57203,7 @@ scores_32:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    200(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -55705,7 +57257,7 @@ scores4_by4_6:
 	SUBQ    CX, SI
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
-	MOVQ    168(SP), R10
+	MOVQ    232(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000040, R10
@@ -55738,11 +57290,11 @@ scores4_chunk2_6:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_247
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_257
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
-	ADDQ        168(SP), R10
+	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
@@ -55773,13 +57325,13 @@ scores4_chunk2_6:
 
 pf_row_129:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_247
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_247
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_257
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_257
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
-	ADDQ       168(SP), R10
+	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
@@ -55811,7 +57363,7 @@ pf_row_129:
 pf_row_130:
 	ADDQ stride+96(FP), R9
 
-pf_skip_247:
+pf_skip_257:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -55836,11 +57388,11 @@ pf_skip_247:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_248
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_258
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
-	ADDQ        168(SP), R10
+	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
@@ -55871,13 +57423,13 @@ pf_skip_247:
 
 pf_row_131:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_248
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_248
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_258
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_258
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
-	ADDQ       168(SP), R10
+	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
@@ -55909,7 +57461,7 @@ pf_row_131:
 pf_row_132:
 	ADDQ stride+96(FP), R9
 
-pf_skip_248:
+pf_skip_258:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_6
@@ -55941,11 +57493,11 @@ scores4_odd_6:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_249
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_259
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        168(SP), CX
+	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
@@ -55976,13 +57528,13 @@ scores4_odd_6:
 
 pf_row_133:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_249
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_249
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_259
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_259
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       168(SP), CX
+	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
@@ -56014,7 +57566,7 @@ pf_row_133:
 pf_row_134:
 	ADDQ stride+96(FP), R9
 
-pf_skip_249:
+pf_skip_259:
 scores4_chunks_6:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -56108,7 +57660,7 @@ scores4_by1_6:
 	SUBQ    AX, BX
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
-	MOVQ    168(SP), DI
+	MOVQ    232(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -56202,7 +57754,7 @@ scores4_done_6:
 	VMOVSHDUP    X2, X3
 	VMAXPS       X3, X2, X2
 	VMAXSS       X5, X2, X2
-	MOVQ         R9, 136(SP)
+	MOVQ         R9, 200(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -56213,15 +57765,15 @@ scores4_done_6:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_32
+	JMP          scores_34
 
-scores_done_74:
-scores_33:
+scores_done_76:
+scores_35:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_75
+	JGE     scores_done_77
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -56238,7 +57790,7 @@ scores_33:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    200(SP), R9
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -56280,7 +57832,7 @@ scores2_by8_6:
 	SUBQ    CX, DX
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
-	MOVQ    168(SP), SI
+	MOVQ    232(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000040, SI
@@ -56316,11 +57868,11 @@ scores2_8_chunk2_6:
 	VMOVUPS     (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_250
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_260
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
-	ADDQ        168(SP), DI
+	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
@@ -56351,13 +57903,13 @@ scores2_8_chunk2_6:
 
 pf_row_135:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_250
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_250
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_260
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_260
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
-	ADDQ       168(SP), DI
+	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
@@ -56389,7 +57941,7 @@ pf_row_135:
 pf_row_136:
 	ADDQ stride+96(FP), R9
 
-pf_skip_250:
+pf_skip_260:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -56416,11 +57968,11 @@ pf_skip_250:
 	VMOVUPS     64(SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_251
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_261
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
-	ADDQ        168(SP), DI
+	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
@@ -56451,13 +58003,13 @@ pf_skip_250:
 
 pf_row_137:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_251
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_251
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_261
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_261
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
-	ADDQ       168(SP), DI
+	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
@@ -56489,7 +58041,7 @@ pf_row_137:
 pf_row_138:
 	ADDQ stride+96(FP), R9
 
-pf_skip_251:
+pf_skip_261:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -56524,11 +58076,11 @@ scores2_8_odd_6:
 	VMOVUPS     (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_252
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_262
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        168(SP), CX
+	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
@@ -56559,13 +58111,13 @@ scores2_8_odd_6:
 
 pf_row_139:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_252
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_252
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_262
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_262
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       168(SP), CX
+	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
@@ -56597,7 +58149,7 @@ pf_row_139:
 pf_row_140:
 	ADDQ stride+96(FP), R9
 
-pf_skip_252:
+pf_skip_262:
 scores2_8_chunks_6:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -56680,7 +58232,7 @@ scores2_by1_12:
 	SUBQ    AX, CX
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
-	MOVQ    168(SP), BX
+	MOVQ    232(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -56738,7 +58290,7 @@ scores2_done_12:
 	VMOVSHDUP     X0, X1
 	VMAXPS        X1, X0, X0
 	VMAXSS        X3, X0, X0
-	MOVQ          R9, 136(SP)
+	MOVQ          R9, 200(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -56747,14 +58299,14 @@ scores2_done_12:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_33
+	JMP           scores_35
 
-scores_done_75:
-scores_34:
+scores_done_77:
+scores_36:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_76
+	JGE     scores_done_78
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -56770,7 +58322,7 @@ scores_34:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_8
-	MOVQ    136(SP), DI
+	MOVQ    200(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
@@ -56791,10 +58343,10 @@ scores_by8_43:
 	LEAQ        (DX)(SI*4), R10
 	MOVQ        CX, R11
 	SUBQ        DX, R11
-	MOVQ        168(SP), R12
+	MOVQ        232(SP), R12
 	ANDQ        $0xffffff80, R12
 	ADDQ        DX, R12
-	CMPQ        168(SP), $0x00000200
+	CMPQ        232(SP), $0x00000200
 	JNE         scores_seq_no_37
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -56812,11 +58364,11 @@ scores_by8_43:
 	VFMADD231PS 320(R9), Z15, Z2
 	VFMADD231PS 384(R9), Z16, Z2
 	VFMADD231PS 448(R9), Z17, Z2
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_253
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_263
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -56847,13 +58399,13 @@ scores_by8_43:
 
 pf_row_141:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_253
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_253
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_263
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_263
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -56885,7 +58437,7 @@ pf_row_141:
 pf_row_142:
 	ADDQ stride+96(FP), DI
 
-pf_skip_253:
+pf_skip_263:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
@@ -56894,11 +58446,11 @@ pf_skip_253:
 	VFMADD231PS 320(R9)(SI*1), Z15, Z3
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_254
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_264
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -56929,13 +58481,13 @@ pf_skip_253:
 
 pf_row_143:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_254
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_254
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_264
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_264
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -56967,7 +58519,7 @@ pf_row_143:
 pf_row_144:
 	ADDQ stride+96(FP), DI
 
-pf_skip_254:
+pf_skip_264:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -56976,11 +58528,11 @@ pf_skip_254:
 	VFMADD231PS 320(R9)(SI*2), Z15, Z4
 	VFMADD231PS 384(R9)(SI*2), Z16, Z4
 	VFMADD231PS 448(R9)(SI*2), Z17, Z4
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_255
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_265
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -57011,13 +58563,13 @@ pf_skip_254:
 
 pf_row_145:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_255
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_255
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_265
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_265
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -57049,7 +58601,7 @@ pf_row_145:
 pf_row_146:
 	ADDQ stride+96(FP), DI
 
-pf_skip_255:
+pf_skip_265:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
@@ -57058,11 +58610,11 @@ pf_skip_255:
 	VFMADD231PS 320(R9)(R8*1), Z15, Z5
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_256
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_266
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -57093,13 +58645,13 @@ pf_skip_255:
 
 pf_row_147:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_256
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_256
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_266
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_266
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -57131,7 +58683,7 @@ pf_row_147:
 pf_row_148:
 	ADDQ stride+96(FP), DI
 
-pf_skip_256:
+pf_skip_266:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -57140,11 +58692,11 @@ pf_skip_256:
 	VFMADD231PS 320(R10), Z15, Z6
 	VFMADD231PS 384(R10), Z16, Z6
 	VFMADD231PS 448(R10), Z17, Z6
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_257
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_267
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -57175,13 +58727,13 @@ pf_skip_256:
 
 pf_row_149:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_257
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_257
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_267
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_267
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -57213,7 +58765,7 @@ pf_row_149:
 pf_row_150:
 	ADDQ stride+96(FP), DI
 
-pf_skip_257:
+pf_skip_267:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
@@ -57222,11 +58774,11 @@ pf_skip_257:
 	VFMADD231PS 320(R10)(SI*1), Z15, Z7
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_258
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_268
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -57257,13 +58809,13 @@ pf_skip_257:
 
 pf_row_151:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_258
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_258
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_268
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_268
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -57295,7 +58847,7 @@ pf_row_151:
 pf_row_152:
 	ADDQ stride+96(FP), DI
 
-pf_skip_258:
+pf_skip_268:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -57304,11 +58856,11 @@ pf_skip_258:
 	VFMADD231PS 320(R10)(SI*2), Z15, Z8
 	VFMADD231PS 384(R10)(SI*2), Z16, Z8
 	VFMADD231PS 448(R10)(SI*2), Z17, Z8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_259
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_269
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -57339,13 +58891,13 @@ pf_skip_258:
 
 pf_row_153:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_259
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_259
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_269
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_269
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -57377,7 +58929,7 @@ pf_row_153:
 pf_row_154:
 	ADDQ stride+96(FP), DI
 
-pf_skip_259:
+pf_skip_269:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
@@ -57386,11 +58938,11 @@ pf_skip_259:
 	VFMADD231PS 320(R10)(R8*1), Z15, Z9
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_260
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_270
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -57421,13 +58973,13 @@ pf_skip_259:
 
 pf_row_155:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_260
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_260
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_270
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_270
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -57459,11 +59011,11 @@ pf_row_155:
 pf_row_156:
 	ADDQ stride+96(FP), DI
 
-pf_skip_260:
+pf_skip_270:
 	JMP scores_reduce_43
 
 scores_seq_no_37:
-	CMPQ        168(SP), $0x00000100
+	CMPQ        232(SP), $0x00000100
 	JNE         scores_seq_no_38
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -57473,11 +59025,11 @@ scores_seq_no_37:
 	VFMADD231PS 64(R9), Z11, Z2
 	VFMADD231PS 128(R9), Z12, Z2
 	VFMADD231PS 192(R9), Z13, Z2
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_261
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_271
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -57508,13 +59060,13 @@ scores_seq_no_37:
 
 pf_row_157:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_261
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_261
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_271
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_271
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -57546,16 +59098,16 @@ pf_row_157:
 pf_row_158:
 	ADDQ stride+96(FP), DI
 
-pf_skip_261:
+pf_skip_271:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_262
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_272
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -57586,13 +59138,13 @@ pf_skip_261:
 
 pf_row_159:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_262
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_262
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_272
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_272
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -57624,16 +59176,16 @@ pf_row_159:
 pf_row_160:
 	ADDQ stride+96(FP), DI
 
-pf_skip_262:
+pf_skip_272:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
 	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_263
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_273
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -57664,13 +59216,13 @@ pf_skip_262:
 
 pf_row_161:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_263
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_263
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_273
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_273
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -57702,16 +59254,16 @@ pf_row_161:
 pf_row_162:
 	ADDQ stride+96(FP), DI
 
-pf_skip_263:
+pf_skip_273:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_264
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_274
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -57742,13 +59294,13 @@ pf_skip_263:
 
 pf_row_163:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_264
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_264
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_274
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_274
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -57780,16 +59332,16 @@ pf_row_163:
 pf_row_164:
 	ADDQ stride+96(FP), DI
 
-pf_skip_264:
+pf_skip_274:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
 	VFMADD231PS 192(R10), Z13, Z6
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_265
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_275
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -57820,13 +59372,13 @@ pf_skip_264:
 
 pf_row_165:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_265
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_265
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_275
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_275
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -57858,16 +59410,16 @@ pf_row_165:
 pf_row_166:
 	ADDQ stride+96(FP), DI
 
-pf_skip_265:
+pf_skip_275:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_266
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_276
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -57898,13 +59450,13 @@ pf_skip_265:
 
 pf_row_167:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_266
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_266
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_276
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_276
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -57936,16 +59488,16 @@ pf_row_167:
 pf_row_168:
 	ADDQ stride+96(FP), DI
 
-pf_skip_266:
+pf_skip_276:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
 	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_267
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_277
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -57976,13 +59528,13 @@ pf_skip_266:
 
 pf_row_169:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_267
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_267
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_277
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_277
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -58014,16 +59566,16 @@ pf_row_169:
 pf_row_170:
 	ADDQ stride+96(FP), DI
 
-pf_skip_267:
+pf_skip_277:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_268
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_278
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -58054,13 +59606,13 @@ pf_skip_267:
 
 pf_row_171:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_268
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_268
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_278
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_278
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -58092,7 +59644,7 @@ pf_row_171:
 pf_row_172:
 	ADDQ stride+96(FP), DI
 
-pf_skip_268:
+pf_skip_278:
 	JMP scores_reduce_43
 
 scores_seq_no_38:
@@ -58109,11 +59661,11 @@ scores_pairs_47:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_269
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_279
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
-	ADDQ        168(SP), R13
+	ADDQ        232(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
@@ -58144,13 +59696,13 @@ scores_pairs_47:
 
 pf_row_173:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_269
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_269
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_279
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_279
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
-	ADDQ       168(SP), R13
+	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
@@ -58182,7 +59734,7 @@ pf_row_173:
 pf_row_174:
 	ADDQ stride+96(FP), DI
 
-pf_skip_269:
+pf_skip_279:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -58198,7 +59750,7 @@ pf_skip_269:
 	JB          scores_pairs_47
 
 scores_odd_47:
-	MOVQ        168(SP), R12
+	MOVQ        232(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_47
@@ -58251,10 +59803,10 @@ scores_reduce_43:
 
 scores_by1_43:
 	TESTQ   BX, BX
-	JZ      scores_done_77
+	JZ      scores_done_79
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -58281,7 +59833,7 @@ scores_chunk1_43:
 	ADDQ          SI, DX
 	JMP           scores_by1_43
 
-scores_done_77:
+scores_done_79:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -58289,7 +59841,7 @@ scores_done_77:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	MOVQ          DI, 136(SP)
+	MOVQ          DI, 200(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -58319,10 +59871,10 @@ scores_by8_44:
 	LEAQ        (DX)(SI*4), R9
 	MOVQ        CX, R10
 	SUBQ        DX, R10
-	MOVQ        168(SP), R11
+	MOVQ        232(SP), R11
 	ANDQ        $0xffffff80, R11
 	ADDQ        DX, R11
-	CMPQ        168(SP), $0x00000200
+	CMPQ        232(SP), $0x00000200
 	JNE         scores_seq_no_39
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -58399,7 +59951,7 @@ scores_by8_44:
 	JMP         scores_reduce_44
 
 scores_seq_no_39:
-	CMPQ        168(SP), $0x00000100
+	CMPQ        232(SP), $0x00000100
 	JNE         scores_seq_no_40
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -58468,7 +60020,7 @@ scores_pairs_48:
 	JB          scores_pairs_48
 
 scores_odd_48:
-	MOVQ        168(SP), R11
+	MOVQ        232(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_48
@@ -58521,10 +60073,10 @@ scores_reduce_44:
 
 scores_by1_44:
 	TESTQ   BX, BX
-	JZ      scores_done_78
+	JZ      scores_done_80
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -58551,7 +60103,7 @@ scores_chunk1_44:
 	ADDQ          SI, DX
 	JMP           scores_by1_44
 
-scores_done_78:
+scores_done_80:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -58568,9 +60120,9 @@ scores_done_78:
 
 scores_first_done_8:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_34
+	JMP  scores_36
 
-scores_done_76:
+scores_done_78:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_31:
@@ -59012,15 +60564,15 @@ exp_done_60:
 
 softmax_done_32:
 	MOVQ $0x00000000, 32(SP)
-	CMPQ 168(SP), $0x00000100
+	CMPQ 232(SP), $0x00000100
 	JA   pv_noquads_6
 
-pv_32:
+pv_34:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_32
+	JGE   pv_done_34
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -59038,7 +60590,7 @@ pv_32:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  152(SP), R9
+	MOVQ  216(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -59110,11 +60662,11 @@ pv4_row_16:
 	VFMADD231PS  Z17, Z20, Z13
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
-	CMPQ         R9, 160(SP)
-	JAE          pf_skip_270
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_280
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
-	ADDQ         168(SP), R11
+	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
@@ -59145,13 +60697,13 @@ pv4_row_16:
 
 pf_row_175:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_270
-	CMPQ       R9, 160(SP)
-	JAE        pf_skip_270
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_280
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_280
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
@@ -59183,7 +60735,7 @@ pf_row_175:
 pf_row_176:
 	ADDQ stride+96(FP), R9
 
-pf_skip_270:
+pf_skip_280:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -59254,11 +60806,11 @@ pv4_row_17:
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
-	CMPQ         R9, 160(SP)
-	JAE          pf_skip_271
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_281
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
-	ADDQ         168(SP), R11
+	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
@@ -59289,13 +60841,13 @@ pv4_row_17:
 
 pf_row_177:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_271
-	CMPQ       R9, 160(SP)
-	JAE        pf_skip_271
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_281
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_281
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
@@ -59327,7 +60879,7 @@ pf_row_177:
 pf_row_178:
 	ADDQ stride+96(FP), R9
 
-pf_skip_271:
+pf_skip_281:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -59381,11 +60933,11 @@ pv4_row_18:
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
-	CMPQ         R9, 160(SP)
-	JAE          pf_skip_272
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_282
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
-	ADDQ         168(SP), R11
+	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
@@ -59416,13 +60968,13 @@ pv4_row_18:
 
 pf_row_179:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_272
-	CMPQ       R9, 160(SP)
-	JAE        pf_skip_272
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_282
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_282
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
@@ -59454,7 +61006,7 @@ pf_row_179:
 pf_row_180:
 	ADDQ stride+96(FP), R9
 
-pf_skip_272:
+pf_skip_282:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -59473,18 +61025,18 @@ pv4_merge_18:
 	JMP     pv4_block_18
 
 pv4_next_18:
-	MOVQ R9, 152(SP)
+	MOVQ R9, 216(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_32
+	JMP  pv_34
 
-pv_done_32:
+pv_done_34:
 pv_noquads_6:
-pv_33:
+pv_35:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_33
+	JGE   pv_done_35
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -59501,7 +61053,7 @@ pv_33:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  152(SP), R10
+	MOVQ  216(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -59569,11 +61121,11 @@ pv2_single_43:
 	VFMADD231PS  Z21, Z24, Z13
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_273
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_283
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -59604,13 +61156,13 @@ pv2_single_43:
 
 pf_row_181:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_273
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_273
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_283
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_283
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -59642,7 +61194,7 @@ pf_row_181:
 pf_row_182:
 	ADDQ stride+96(FP), R10
 
-pf_skip_273:
+pf_skip_283:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -59731,11 +61283,11 @@ pv2_pair_44:
 	VFMADD231PS  Z21, Z16, Z13
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_274
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_284
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -59766,13 +61318,13 @@ pv2_pair_44:
 
 pf_row_183:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_274
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_274
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_284
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_284
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -59804,7 +61356,7 @@ pf_row_183:
 pf_row_184:
 	ADDQ stride+96(FP), R10
 
-pf_skip_274:
+pf_skip_284:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -59896,11 +61448,11 @@ pv2_pair_45:
 	VBROADCASTSS 4(BX)(CX*1), Z8
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_275
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_285
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -59931,13 +61483,13 @@ pv2_pair_45:
 
 pf_row_185:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_275
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_275
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_285
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_285
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -59969,7 +61521,7 @@ pf_row_185:
 pf_row_186:
 	ADDQ stride+96(FP), R10
 
-pf_skip_275:
+pf_skip_285:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -60037,11 +61589,11 @@ pv2_pair_46:
 	VFMADD231PS  Z4, Z6, Z1
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_276
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_286
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -60072,13 +61624,13 @@ pv2_pair_46:
 
 pf_row_187:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_276
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_276
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_286
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_286
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -60110,7 +61662,7 @@ pf_row_187:
 pf_row_188:
 	ADDQ stride+96(FP), R10
 
-pf_skip_276:
+pf_skip_286:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -60141,16 +61693,16 @@ pv2_merge_46:
 	JMP     pv2_block_46
 
 pv2_next_46:
-	MOVQ R10, 152(SP)
+	MOVQ R10, 216(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_33
+	JMP  pv_35
 
-pv_done_33:
-pv_34:
+pv_done_35:
+pv_36:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_34
+	JGE   pv_done_36
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -60692,9 +62244,9 @@ pv_merge_186:
 pv_next_186:
 first_done_8:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_34
+	JMP  pv_36
 
-pv_done_34:
+pv_done_36:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -60749,13 +62301,13 @@ norm_done_16:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactF16AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeExactF16AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactF16AVX2Pos(SB), NOSPLIT, $192-112
+TEXT ·flashDecodeExactF16AVX2Pos(SB), NOSPLIT, $256-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 184(SP)
+	MOVQ AX, 248(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_17:
@@ -60813,25 +62365,25 @@ tile_17:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
-	MOVQ    $0x00000001, 152(SP)
-	MOVQ    $0x00000001, 176(SP)
+	MOVQ    CX, 232(SP)
+	MOVQ    $0x00000001, 216(SP)
+	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_35:
+scores_37:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_79
+	JGE     scores_done_81
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -60848,8 +62400,8 @@ scores_35:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
-	MOVQ    152(SP), R10
+	MOVQ    200(SP), R9
+	MOVQ    216(SP), R10
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -60893,7 +62445,7 @@ scores2_six_3:
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   184(SP), SI
+	MOVQ   248(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -60924,13 +62476,13 @@ scores2_6_chunk2_3:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_277
+	JNZ         pf_skip_287
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_277
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_287
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
-	ADDQ        184(SP), DI
+	ADDQ        248(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
@@ -60961,13 +62513,13 @@ scores2_6_chunk2_3:
 
 pf_row_189:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_277
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_277
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_287
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_287
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
-	ADDQ       184(SP), DI
+	ADDQ       248(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
@@ -60999,7 +62551,7 @@ pf_row_189:
 pf_row_190:
 	ADDQ stride+96(FP), R9
 
-pf_skip_277:
+pf_skip_287:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -61021,13 +62573,13 @@ pf_skip_277:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_278
+	JNZ         pf_skip_288
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_278
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_288
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
-	ADDQ        184(SP), DI
+	ADDQ        248(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
@@ -61058,13 +62610,13 @@ pf_skip_277:
 
 pf_row_191:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_278
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_278
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_288
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_288
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
-	ADDQ       184(SP), DI
+	ADDQ       248(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
@@ -61096,7 +62648,7 @@ pf_row_191:
 pf_row_192:
 	ADDQ stride+96(FP), R9
 
-pf_skip_278:
+pf_skip_288:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -61126,13 +62678,13 @@ scores2_6_odd_3:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_279
+	JNZ         pf_skip_289
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_279
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_289
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        184(SP), CX
+	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
@@ -61163,13 +62715,13 @@ scores2_6_odd_3:
 
 pf_row_193:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_279
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_279
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_289
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_289
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       184(SP), CX
+	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
@@ -61201,7 +62753,7 @@ pf_row_193:
 pf_row_194:
 	ADDQ stride+96(FP), R9
 
-pf_skip_279:
+pf_skip_289:
 scores2_6_chunks_3:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -61267,7 +62819,7 @@ scores2_by4_7:
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   184(SP), SI
+	MOVQ   248(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -61291,13 +62843,13 @@ scores2_4_chunk2_7:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_280
+	JNZ         pf_skip_290
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_280
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_290
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
-	ADDQ        184(SP), SI
+	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
@@ -61328,13 +62880,13 @@ scores2_4_chunk2_7:
 
 pf_row_195:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_280
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_280
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_290
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_290
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
-	ADDQ       184(SP), SI
+	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
@@ -61366,7 +62918,7 @@ pf_row_195:
 pf_row_196:
 	ADDQ stride+96(FP), R9
 
-pf_skip_280:
+pf_skip_290:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -61382,13 +62934,13 @@ pf_skip_280:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_281
+	JNZ         pf_skip_291
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_281
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_291
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
-	ADDQ        184(SP), SI
+	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
@@ -61419,13 +62971,13 @@ pf_skip_280:
 
 pf_row_197:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_281
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_281
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_291
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_291
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
-	ADDQ       184(SP), SI
+	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
@@ -61457,7 +63009,7 @@ pf_row_197:
 pf_row_198:
 	ADDQ stride+96(FP), R9
 
-pf_skip_281:
+pf_skip_291:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_7
@@ -61480,13 +63032,13 @@ scores2_4_odd_7:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_282
+	JNZ         pf_skip_292
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_282
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_292
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        184(SP), CX
+	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
@@ -61517,13 +63069,13 @@ scores2_4_odd_7:
 
 pf_row_199:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_282
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_282
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_292
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_292
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       184(SP), CX
+	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
@@ -61555,7 +63107,7 @@ pf_row_199:
 pf_row_200:
 	ADDQ stride+96(FP), R9
 
-pf_skip_282:
+pf_skip_292:
 scores2_4_chunks_7:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -61603,7 +63155,7 @@ scores2_by1_13:
 	MOVQ   80(SP), DX
 	SUBQ   AX, DX
 	SUBQ   AX, DX
-	MOVQ   184(SP), BX
+	MOVQ   248(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -61655,8 +63207,8 @@ scores2_done_13:
 	VMOVSHDUP X0, X3
 	VMAXPS    X3, X0, X0
 	VMAXSS    X1, X0, X0
-	MOVQ      R9, 136(SP)
-	MOVQ      R10, 152(SP)
+	MOVQ      R9, 200(SP)
+	MOVQ      R10, 216(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -61665,14 +63217,14 @@ scores2_done_13:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_35
+	JMP       scores_37
 
-scores_done_79:
-scores_36:
+scores_done_81:
+scores_38:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_80
+	JGE     scores_done_82
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -61686,8 +63238,8 @@ scores_36:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    136(SP), DI
-	MOVQ    152(SP), R8
+	MOVQ    200(SP), DI
+	MOVQ    216(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -61709,7 +63261,7 @@ scores_by8_45:
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 	SUBQ   DX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ANDQ   $0xffffffe0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
@@ -61726,13 +63278,13 @@ scores_pairs_49:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_283
+	JNZ         pf_skip_293
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_283
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_293
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
-	ADDQ        184(SP), R14
+	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
@@ -61763,13 +63315,13 @@ scores_pairs_49:
 
 pf_row_201:
 	ADDQ       stride+96(FP), DI
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_283
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_283
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_293
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_293
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
@@ -61801,7 +63353,7 @@ pf_row_201:
 pf_row_202:
 	ADDQ stride+96(FP), DI
 
-pf_skip_283:
+pf_skip_293:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -61817,7 +63369,7 @@ pf_skip_283:
 	JB          scores_pairs_49
 
 scores_odd_49:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_49
@@ -61834,7 +63386,7 @@ scores_odd_49:
 scores_half_49:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
-	MOVQ 184(SP), R13
+	MOVQ 248(SP), R13
 	ANDQ $0xffffffe0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
@@ -61851,13 +63403,13 @@ scores_pairs_50:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_284
+	JNZ         pf_skip_294
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_284
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_294
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
-	ADDQ        184(SP), R14
+	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
@@ -61888,13 +63440,13 @@ scores_pairs_50:
 
 pf_row_203:
 	ADDQ       stride+96(FP), DI
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_284
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_284
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_294
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_294
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
@@ -61926,7 +63478,7 @@ pf_row_203:
 pf_row_204:
 	ADDQ stride+96(FP), DI
 
-pf_skip_284:
+pf_skip_294:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -61942,7 +63494,7 @@ pf_skip_284:
 	JB          scores_pairs_50
 
 scores_odd_50:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_50
@@ -61977,10 +63529,10 @@ scores_half_50:
 
 scores_by1_45:
 	TESTQ  BX, BX
-	JZ     scores_done_81
+	JZ     scores_done_83
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 	SUBQ   DX, R12
@@ -62007,7 +63559,7 @@ scores_chunk1_45:
 	ADDQ         SI, DX
 	JMP          scores_by1_45
 
-scores_done_81:
+scores_done_83:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -62015,8 +63567,8 @@ scores_done_81:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 136(SP)
-	MOVQ         R8, 152(SP)
+	MOVQ         DI, 200(SP)
+	MOVQ         R8, 216(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -62024,9 +63576,9 @@ scores_done_81:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_36
+	JMP          scores_38
 
-scores_done_80:
+scores_done_82:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_33:
@@ -62520,12 +64072,12 @@ exp_done_62:
 softmax_done_34:
 	MOVQ $0x00000000, 32(SP)
 
-pv_35:
+pv_37:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_35
+	JGE   pv_done_37
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -62542,8 +64094,8 @@ pv_35:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  160(SP), R10
-	MOVQ  176(SP), R11
+	MOVQ  224(SP), R10
+	MOVQ  240(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -62603,13 +64155,13 @@ pv2_single_47:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_285
+	JNZ          pf_skip_295
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_285
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_295
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -62640,13 +64192,13 @@ pv2_single_47:
 
 pf_row_205:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_285
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_285
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_295
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_295
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -62678,7 +64230,7 @@ pf_row_205:
 pf_row_206:
 	ADDQ stride+96(FP), R10
 
-pf_skip_285:
+pf_skip_295:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -62743,13 +64295,13 @@ pv2_single_48:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_286
+	JNZ          pf_skip_296
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_286
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_296
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -62780,13 +64332,13 @@ pv2_single_48:
 
 pf_row_207:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_286
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_286
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_296
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_296
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -62818,7 +64370,7 @@ pf_row_207:
 pf_row_208:
 	ADDQ stride+96(FP), R10
 
-pf_skip_286:
+pf_skip_296:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -62869,13 +64421,13 @@ pv2_single_49:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_287
+	JNZ          pf_skip_297
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_287
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_297
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -62906,13 +64458,13 @@ pv2_single_49:
 
 pf_row_209:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_287
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_287
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_297
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_297
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -62944,7 +64496,7 @@ pf_row_209:
 pf_row_210:
 	ADDQ stride+96(FP), R10
 
-pf_skip_287:
+pf_skip_297:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -62986,13 +64538,13 @@ pv2_single_50:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_288
+	JNZ          pf_skip_298
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_288
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_298
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -63023,13 +64575,13 @@ pv2_single_50:
 
 pf_row_211:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_288
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_288
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_298
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_298
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -63061,7 +64613,7 @@ pf_row_211:
 pf_row_212:
 	ADDQ stride+96(FP), R10
 
-pf_skip_288:
+pf_skip_298:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -63076,17 +64628,17 @@ pv2_merge_50:
 	JMP     pv2_block_50
 
 pv2_next_50:
-	MOVQ R10, 160(SP)
-	MOVQ R11, 176(SP)
+	MOVQ R10, 224(SP)
+	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_35
+	JMP  pv_37
 
-pv_done_35:
-pv_36:
+pv_done_37:
+pv_38:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_36
+	JGE   pv_done_38
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -63100,8 +64652,8 @@ pv_36:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  160(SP), R8
-	MOVQ  176(SP), R9
+	MOVQ  224(SP), R8
+	MOVQ  240(SP), R9
 	XORQ  R10, R10
 
 pv_block_187:
@@ -63156,13 +64708,13 @@ pv_single_187:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_289
+	JNZ          pf_skip_299
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_289
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_299
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -63193,13 +64745,13 @@ pv_single_187:
 
 pf_row_213:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_289
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_289
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_299
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_299
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -63231,7 +64783,7 @@ pf_row_213:
 pf_row_214:
 	ADDQ stride+96(FP), R8
 
-pf_skip_289:
+pf_skip_299:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -63294,13 +64846,13 @@ pv_single_188:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_290
+	JNZ          pf_skip_300
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_290
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_300
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -63331,13 +64883,13 @@ pv_single_188:
 
 pf_row_215:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_290
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_290
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_300
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_300
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -63369,7 +64921,7 @@ pf_row_215:
 pf_row_216:
 	ADDQ stride+96(FP), R8
 
-pf_skip_290:
+pf_skip_300:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -63429,13 +64981,13 @@ pv_pair_189:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_291
+	JNZ          pf_skip_301
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_291
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_301
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -63466,13 +65018,13 @@ pv_pair_189:
 
 pf_row_217:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_291
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_291
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_301
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_301
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -63504,7 +65056,7 @@ pf_row_217:
 pf_row_218:
 	ADDQ stride+96(FP), R8
 
-pf_skip_291:
+pf_skip_301:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -63524,13 +65076,13 @@ pv_single_189:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_292
+	JNZ          pf_skip_302
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_292
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_302
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -63561,13 +65113,13 @@ pv_single_189:
 
 pf_row_219:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_292
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_292
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_302
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_302
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -63599,7 +65151,7 @@ pf_row_219:
 pf_row_220:
 	ADDQ stride+96(FP), R8
 
-pf_skip_292:
+pf_skip_302:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -63647,13 +65199,13 @@ pv_pair_190:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_293
+	JNZ          pf_skip_303
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_293
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_303
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -63684,13 +65236,13 @@ pv_pair_190:
 
 pf_row_221:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_293
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_293
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_303
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_303
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -63722,7 +65274,7 @@ pf_row_221:
 pf_row_222:
 	ADDQ stride+96(FP), R8
 
-pf_skip_293:
+pf_skip_303:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -63738,13 +65290,13 @@ pv_single_190:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_294
+	JNZ          pf_skip_304
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_294
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_304
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -63775,13 +65327,13 @@ pv_single_190:
 
 pf_row_223:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_294
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_294
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_304
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_304
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -63813,7 +65365,7 @@ pf_row_223:
 pf_row_224:
 	ADDQ stride+96(FP), R8
 
-pf_skip_294:
+pf_skip_304:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -63851,13 +65403,13 @@ pv_pair_191:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_295
+	JNZ          pf_skip_305
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_295
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_305
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -63888,13 +65440,13 @@ pv_pair_191:
 
 pf_row_225:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_295
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_295
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_305
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_305
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -63926,7 +65478,7 @@ pf_row_225:
 pf_row_226:
 	ADDQ stride+96(FP), R8
 
-pf_skip_295:
+pf_skip_305:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -63940,13 +65492,13 @@ pv_single_191:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_296
+	JNZ          pf_skip_306
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_296
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_306
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -63977,13 +65529,13 @@ pv_single_191:
 
 pf_row_227:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_296
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_296
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_306
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_306
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -64015,7 +65567,7 @@ pf_row_227:
 pf_row_228:
 	ADDQ stride+96(FP), R8
 
-pf_skip_296:
+pf_skip_306:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -64028,12 +65580,12 @@ pv_merge_191:
 	JMP     pv_block_191
 
 pv_next_191:
-	MOVQ R8, 160(SP)
-	MOVQ R9, 176(SP)
+	MOVQ R8, 224(SP)
+	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_36
+	JMP  pv_38
 
-pv_done_36:
+pv_done_38:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -64088,13 +65640,13 @@ norm_done_17:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastF16AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeFastF16AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastF16AVX2Pos(SB), NOSPLIT, $192-112
+TEXT ·flashDecodeFastF16AVX2Pos(SB), NOSPLIT, $256-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 184(SP)
+	MOVQ AX, 248(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_18:
@@ -64152,25 +65704,25 @@ tile_18:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
-	MOVQ    $0x00000001, 152(SP)
-	MOVQ    $0x00000001, 176(SP)
+	MOVQ    CX, 232(SP)
+	MOVQ    $0x00000001, 216(SP)
+	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_37:
+scores_39:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_82
+	JGE     scores_done_84
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -64187,8 +65739,8 @@ scores_37:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
-	MOVQ    152(SP), R10
+	MOVQ    200(SP), R9
+	MOVQ    216(SP), R10
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -64232,7 +65784,7 @@ scores2_six_4:
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   184(SP), SI
+	MOVQ   248(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -64263,13 +65815,13 @@ scores2_6_chunk2_4:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_297
+	JNZ         pf_skip_307
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_297
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_307
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
-	ADDQ        184(SP), DI
+	ADDQ        248(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
@@ -64300,13 +65852,13 @@ scores2_6_chunk2_4:
 
 pf_row_229:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_297
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_297
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_307
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_307
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
-	ADDQ       184(SP), DI
+	ADDQ       248(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
@@ -64338,7 +65890,7 @@ pf_row_229:
 pf_row_230:
 	ADDQ stride+96(FP), R9
 
-pf_skip_297:
+pf_skip_307:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -64360,13 +65912,13 @@ pf_skip_297:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_298
+	JNZ         pf_skip_308
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_298
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_308
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
-	ADDQ        184(SP), DI
+	ADDQ        248(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
@@ -64397,13 +65949,13 @@ pf_skip_297:
 
 pf_row_231:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_298
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_298
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_308
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_308
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
-	ADDQ       184(SP), DI
+	ADDQ       248(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
@@ -64435,7 +65987,7 @@ pf_row_231:
 pf_row_232:
 	ADDQ stride+96(FP), R9
 
-pf_skip_298:
+pf_skip_308:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -64465,13 +66017,13 @@ scores2_6_odd_4:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_299
+	JNZ         pf_skip_309
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_299
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_309
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        184(SP), CX
+	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
@@ -64502,13 +66054,13 @@ scores2_6_odd_4:
 
 pf_row_233:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_299
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_299
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_309
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_309
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       184(SP), CX
+	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
@@ -64540,7 +66092,7 @@ pf_row_233:
 pf_row_234:
 	ADDQ stride+96(FP), R9
 
-pf_skip_299:
+pf_skip_309:
 scores2_6_chunks_4:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -64606,7 +66158,7 @@ scores2_by4_8:
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   184(SP), SI
+	MOVQ   248(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -64630,13 +66182,13 @@ scores2_4_chunk2_8:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_300
+	JNZ         pf_skip_310
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_300
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_310
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
-	ADDQ        184(SP), SI
+	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
@@ -64667,13 +66219,13 @@ scores2_4_chunk2_8:
 
 pf_row_235:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_300
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_300
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_310
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_310
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
-	ADDQ       184(SP), SI
+	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
@@ -64705,7 +66257,7 @@ pf_row_235:
 pf_row_236:
 	ADDQ stride+96(FP), R9
 
-pf_skip_300:
+pf_skip_310:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -64721,13 +66273,13 @@ pf_skip_300:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_301
+	JNZ         pf_skip_311
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_301
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_311
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
-	ADDQ        184(SP), SI
+	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
@@ -64758,13 +66310,13 @@ pf_skip_300:
 
 pf_row_237:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_301
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_301
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_311
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_311
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
-	ADDQ       184(SP), SI
+	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
@@ -64796,7 +66348,7 @@ pf_row_237:
 pf_row_238:
 	ADDQ stride+96(FP), R9
 
-pf_skip_301:
+pf_skip_311:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_8
@@ -64819,13 +66371,13 @@ scores2_4_odd_8:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_302
+	JNZ         pf_skip_312
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_302
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_312
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        184(SP), CX
+	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
@@ -64856,13 +66408,13 @@ scores2_4_odd_8:
 
 pf_row_239:
 	ADDQ       stride+96(FP), R9
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_302
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_302
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_312
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_312
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       184(SP), CX
+	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
@@ -64894,7 +66446,7 @@ pf_row_239:
 pf_row_240:
 	ADDQ stride+96(FP), R9
 
-pf_skip_302:
+pf_skip_312:
 scores2_4_chunks_8:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -64942,7 +66494,7 @@ scores2_by1_14:
 	MOVQ   80(SP), DX
 	SUBQ   AX, DX
 	SUBQ   AX, DX
-	MOVQ   184(SP), BX
+	MOVQ   248(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -64994,8 +66546,8 @@ scores2_done_14:
 	VMOVSHDUP X0, X3
 	VMAXPS    X3, X0, X0
 	VMAXSS    X1, X0, X0
-	MOVQ      R9, 136(SP)
-	MOVQ      R10, 152(SP)
+	MOVQ      R9, 200(SP)
+	MOVQ      R10, 216(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -65004,14 +66556,14 @@ scores2_done_14:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_37
+	JMP       scores_39
 
-scores_done_82:
-scores_38:
+scores_done_84:
+scores_40:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_83
+	JGE     scores_done_85
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -65025,8 +66577,8 @@ scores_38:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    136(SP), DI
-	MOVQ    152(SP), R8
+	MOVQ    200(SP), DI
+	MOVQ    216(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -65048,7 +66600,7 @@ scores_by8_46:
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 	SUBQ   DX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ANDQ   $0xffffffe0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
@@ -65065,13 +66617,13 @@ scores_pairs_51:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_303
+	JNZ         pf_skip_313
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_303
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_313
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
-	ADDQ        184(SP), R14
+	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
@@ -65102,13 +66654,13 @@ scores_pairs_51:
 
 pf_row_241:
 	ADDQ       stride+96(FP), DI
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_303
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_303
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_313
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_313
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
@@ -65140,7 +66692,7 @@ pf_row_241:
 pf_row_242:
 	ADDQ stride+96(FP), DI
 
-pf_skip_303:
+pf_skip_313:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -65156,7 +66708,7 @@ pf_skip_303:
 	JB          scores_pairs_51
 
 scores_odd_51:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_51
@@ -65173,7 +66725,7 @@ scores_odd_51:
 scores_half_51:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
-	MOVQ 184(SP), R13
+	MOVQ 248(SP), R13
 	ANDQ $0xffffffe0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
@@ -65190,13 +66742,13 @@ scores_pairs_52:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_304
+	JNZ         pf_skip_314
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_304
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_314
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
-	ADDQ        184(SP), R14
+	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
@@ -65227,13 +66779,13 @@ scores_pairs_52:
 
 pf_row_243:
 	ADDQ       stride+96(FP), DI
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_304
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_304
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_314
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_314
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
@@ -65265,7 +66817,7 @@ pf_row_243:
 pf_row_244:
 	ADDQ stride+96(FP), DI
 
-pf_skip_304:
+pf_skip_314:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -65281,7 +66833,7 @@ pf_skip_304:
 	JB          scores_pairs_52
 
 scores_odd_52:
-	MOVQ        184(SP), R13
+	MOVQ        248(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_52
@@ -65316,10 +66868,10 @@ scores_half_52:
 
 scores_by1_46:
 	TESTQ  BX, BX
-	JZ     scores_done_84
+	JZ     scores_done_86
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 	SUBQ   DX, R12
@@ -65346,7 +66898,7 @@ scores_chunk1_46:
 	ADDQ         SI, DX
 	JMP          scores_by1_46
 
-scores_done_84:
+scores_done_86:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -65354,8 +66906,8 @@ scores_done_84:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 136(SP)
-	MOVQ         R8, 152(SP)
+	MOVQ         DI, 200(SP)
+	MOVQ         R8, 216(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -65363,9 +66915,9 @@ scores_done_84:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_38
+	JMP          scores_40
 
-scores_done_83:
+scores_done_85:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_35:
@@ -65796,12 +67348,12 @@ exp_done_64:
 softmax_done_36:
 	MOVQ $0x00000000, 32(SP)
 
-pv_37:
+pv_39:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_37
+	JGE   pv_done_39
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -65818,8 +67370,8 @@ pv_37:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  160(SP), R10
-	MOVQ  176(SP), R11
+	MOVQ  224(SP), R10
+	MOVQ  240(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -65879,13 +67431,13 @@ pv2_single_51:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_305
+	JNZ          pf_skip_315
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_305
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_315
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -65916,13 +67468,13 @@ pv2_single_51:
 
 pf_row_245:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_305
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_305
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_315
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_315
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -65954,7 +67506,7 @@ pf_row_245:
 pf_row_246:
 	ADDQ stride+96(FP), R10
 
-pf_skip_305:
+pf_skip_315:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -66019,13 +67571,13 @@ pv2_single_52:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_306
+	JNZ          pf_skip_316
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_306
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_316
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -66056,13 +67608,13 @@ pv2_single_52:
 
 pf_row_247:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_306
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_306
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_316
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_316
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -66094,7 +67646,7 @@ pf_row_247:
 pf_row_248:
 	ADDQ stride+96(FP), R10
 
-pf_skip_306:
+pf_skip_316:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -66145,13 +67697,13 @@ pv2_single_53:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_307
+	JNZ          pf_skip_317
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_307
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_317
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -66182,13 +67734,13 @@ pv2_single_53:
 
 pf_row_249:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_307
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_307
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_317
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_317
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -66220,7 +67772,7 @@ pf_row_249:
 pf_row_250:
 	ADDQ stride+96(FP), R10
 
-pf_skip_307:
+pf_skip_317:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -66262,13 +67814,13 @@ pv2_single_54:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_308
+	JNZ          pf_skip_318
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 168(SP)
-	JAE          pf_skip_308
+	CMPQ         R10, 232(SP)
+	JAE          pf_skip_318
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         184(SP), R8
+	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
@@ -66299,13 +67851,13 @@ pv2_single_54:
 
 pf_row_251:
 	ADDQ       stride+96(FP), R10
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_308
-	CMPQ       R10, 168(SP)
-	JAE        pf_skip_308
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_318
+	CMPQ       R10, 232(SP)
+	JAE        pf_skip_318
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       184(SP), R8
+	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
@@ -66337,7 +67889,7 @@ pf_row_251:
 pf_row_252:
 	ADDQ stride+96(FP), R10
 
-pf_skip_308:
+pf_skip_318:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -66352,17 +67904,17 @@ pv2_merge_54:
 	JMP     pv2_block_54
 
 pv2_next_54:
-	MOVQ R10, 160(SP)
-	MOVQ R11, 176(SP)
+	MOVQ R10, 224(SP)
+	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_37
+	JMP  pv_39
 
-pv_done_37:
-pv_38:
+pv_done_39:
+pv_40:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_38
+	JGE   pv_done_40
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -66376,8 +67928,8 @@ pv_38:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  160(SP), R8
-	MOVQ  176(SP), R9
+	MOVQ  224(SP), R8
+	MOVQ  240(SP), R9
 	XORQ  R10, R10
 
 pv_block_192:
@@ -66432,13 +67984,13 @@ pv_single_192:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_309
+	JNZ          pf_skip_319
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_309
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_319
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -66469,13 +68021,13 @@ pv_single_192:
 
 pf_row_253:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_309
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_309
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_319
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_319
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -66507,7 +68059,7 @@ pf_row_253:
 pf_row_254:
 	ADDQ stride+96(FP), R8
 
-pf_skip_309:
+pf_skip_319:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -66570,13 +68122,13 @@ pv_single_193:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_310
+	JNZ          pf_skip_320
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_310
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_320
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -66607,13 +68159,13 @@ pv_single_193:
 
 pf_row_255:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_310
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_310
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_320
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_320
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -66645,7 +68197,7 @@ pf_row_255:
 pf_row_256:
 	ADDQ stride+96(FP), R8
 
-pf_skip_310:
+pf_skip_320:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -66705,13 +68257,13 @@ pv_pair_194:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_311
+	JNZ          pf_skip_321
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_311
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_321
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -66742,13 +68294,13 @@ pv_pair_194:
 
 pf_row_257:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_311
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_311
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_321
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_321
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -66780,7 +68332,7 @@ pf_row_257:
 pf_row_258:
 	ADDQ stride+96(FP), R8
 
-pf_skip_311:
+pf_skip_321:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -66800,13 +68352,13 @@ pv_single_194:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_312
+	JNZ          pf_skip_322
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_312
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_322
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -66837,13 +68389,13 @@ pv_single_194:
 
 pf_row_259:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_312
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_312
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_322
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_322
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -66875,7 +68427,7 @@ pf_row_259:
 pf_row_260:
 	ADDQ stride+96(FP), R8
 
-pf_skip_312:
+pf_skip_322:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -66923,13 +68475,13 @@ pv_pair_195:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_313
+	JNZ          pf_skip_323
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_313
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_323
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -66960,13 +68512,13 @@ pv_pair_195:
 
 pf_row_261:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_313
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_313
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_323
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_323
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -66998,7 +68550,7 @@ pf_row_261:
 pf_row_262:
 	ADDQ stride+96(FP), R8
 
-pf_skip_313:
+pf_skip_323:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -67014,13 +68566,13 @@ pv_single_195:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_314
+	JNZ          pf_skip_324
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_314
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_324
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -67051,13 +68603,13 @@ pv_single_195:
 
 pf_row_263:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_314
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_314
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_324
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_324
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -67089,7 +68641,7 @@ pf_row_263:
 pf_row_264:
 	ADDQ stride+96(FP), R8
 
-pf_skip_314:
+pf_skip_324:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -67127,13 +68679,13 @@ pv_pair_196:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_315
+	JNZ          pf_skip_325
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_315
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_325
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -67164,13 +68716,13 @@ pv_pair_196:
 
 pf_row_265:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_315
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_315
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_325
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_325
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -67202,7 +68754,7 @@ pf_row_265:
 pf_row_266:
 	ADDQ stride+96(FP), R8
 
-pf_skip_315:
+pf_skip_325:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -67216,13 +68768,13 @@ pv_single_196:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_316
+	JNZ          pf_skip_326
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_316
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_326
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
@@ -67253,13 +68805,13 @@ pv_single_196:
 
 pf_row_267:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_316
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_316
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_326
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_326
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
@@ -67291,7 +68843,7 @@ pf_row_267:
 pf_row_268:
 	ADDQ stride+96(FP), R8
 
-pf_skip_316:
+pf_skip_326:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -67304,12 +68856,12 @@ pv_merge_196:
 	JMP     pv_block_196
 
 pv_next_196:
-	MOVQ R8, 160(SP)
-	MOVQ R9, 176(SP)
+	MOVQ R8, 224(SP)
+	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_38
+	JMP  pv_40
 
-pv_done_38:
+pv_done_40:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -67364,13 +68916,13 @@ norm_done_18:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactF16AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeExactF16AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeExactF16AVX512Pos(SB), NOSPLIT, $176-112
+TEXT ·flashDecodeExactF16AVX512Pos(SB), NOSPLIT, $240-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 168(SP)
+	MOVQ AX, 232(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_19:
@@ -67428,23 +68980,26 @@ tile_19:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 152(SP)
+	MOVQ    CX, 216(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
+	MOVQ    mode+104(FP), AX
+	TESTQ   $0x00000002, AX
+	JZ      scores_noocts_3
 
-scores_39:
+scores_41:
 	MOVQ    32(SP), AX
-	ADDQ    $0x00000003, AX
+	ADDQ    $0x00000007, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_85
+	JGE     scores_done_87
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -67462,7 +69017,716 @@ scores_39:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    200(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 136(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 144(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 152(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 160(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 104(SP)
+	MOVQ    DX, 168(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 112(SP)
+	MOVQ    DX, 176(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 120(SP)
+	MOVQ    DX, 184(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 128(SP)
+	MOVQ    DX, 192(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+	VMOVSS  expconst<>+0(SB), X5
+	VMOVSS  expconst<>+0(SB), X6
+	VMOVSS  expconst<>+0(SB), X7
+	VMOVSS  expconst<>+0(SB), X8
+	VMOVSS  expconst<>+0(SB), X9
+
+scores8_by2_3:
+	CMPQ    56(SP), $0x02
+	JL      scores8_lone_3
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS expconst<>+1344(SB), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS expconst<>+1344(SB), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	VMOVUPS expconst<>+1344(SB), Z22
+	VMOVUPS expconst<>+1344(SB), Z23
+	VMOVUPS expconst<>+1344(SB), Z24
+	VMOVUPS expconst<>+1344(SB), Z25
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	MOVQ    104(SP), BX
+	LEAQ    (AX)(AX*2), SI
+	MOVQ    232(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores8_odd_3
+
+scores8_chunk2_3:
+	VCVTPH2PS   (CX), Z26
+	VCVTPH2PS   (CX)(R8*1), Z27
+	VMOVUPS     (DX), Z28
+	VFMADD231PS Z26, Z28, Z10
+	VFMADD231PS Z27, Z28, Z11
+	VMOVUPS     (DX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z12
+	VFMADD231PS Z27, Z28, Z13
+	VMOVUPS     (DX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z14
+	VFMADD231PS Z27, Z28, Z15
+	VMOVUPS     (DX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z16
+	VFMADD231PS Z27, Z28, Z17
+	VMOVUPS     (BX), Z28
+	VFMADD231PS Z26, Z28, Z18
+	VFMADD231PS Z27, Z28, Z19
+	VMOVUPS     (BX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z20
+	VFMADD231PS Z27, Z28, Z21
+	VMOVUPS     (BX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z22
+	VFMADD231PS Z27, Z28, Z23
+	VMOVUPS     (BX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z24
+	VFMADD231PS Z27, Z28, Z25
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_327
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        232(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_269
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_269
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_269
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_269
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_269
+	PREFETCHT1  1024(R9)
+
+pf_row_269:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_327
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_327
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       232(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_270
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_270
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_270
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_270
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_270
+	PREFETCHT1 1024(R9)
+
+pf_row_270:
+	ADDQ stride+96(FP), R9
+
+pf_skip_327:
+	VCVTPH2PS   32(CX), Z26
+	VCVTPH2PS   32(CX)(R8*1), Z27
+	VMOVUPS     64(DX), Z28
+	VFMADD231PS Z26, Z28, Z10
+	VFMADD231PS Z27, Z28, Z11
+	VMOVUPS     64(DX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z12
+	VFMADD231PS Z27, Z28, Z13
+	VMOVUPS     64(DX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z14
+	VFMADD231PS Z27, Z28, Z15
+	VMOVUPS     64(DX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z16
+	VFMADD231PS Z27, Z28, Z17
+	VMOVUPS     64(BX), Z28
+	VFMADD231PS Z26, Z28, Z18
+	VFMADD231PS Z27, Z28, Z19
+	VMOVUPS     64(BX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z20
+	VFMADD231PS Z27, Z28, Z21
+	VMOVUPS     64(BX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z22
+	VFMADD231PS Z27, Z28, Z23
+	VMOVUPS     64(BX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z24
+	VFMADD231PS Z27, Z28, Z25
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_328
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        232(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_271
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_271
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_271
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_271
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_271
+	PREFETCHT1  1024(R9)
+
+pf_row_271:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_328
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_328
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       232(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_272
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_272
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_272
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_272
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_272
+	PREFETCHT1 1024(R9)
+
+pf_row_272:
+	ADDQ stride+96(FP), R9
+
+pf_skip_328:
+	ADDQ $0x00000040, CX
+	ADDQ $0x00000080, DX
+	ADDQ $0x00000080, BX
+	CMPQ CX, 48(SP)
+	JB   scores8_chunk2_3
+
+scores8_odd_3:
+	CMPQ        CX, 40(SP)
+	JAE         scores8_chunks_3
+	VCVTPH2PS   (CX), Z26
+	VCVTPH2PS   (CX)(R8*1), Z27
+	VMOVUPS     (DX), Z28
+	VFMADD231PS Z26, Z28, Z10
+	VFMADD231PS Z27, Z28, Z11
+	VMOVUPS     (DX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z12
+	VFMADD231PS Z27, Z28, Z13
+	VMOVUPS     (DX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z14
+	VFMADD231PS Z27, Z28, Z15
+	VMOVUPS     (DX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z16
+	VFMADD231PS Z27, Z28, Z17
+	VMOVUPS     (BX), Z28
+	VFMADD231PS Z26, Z28, Z18
+	VFMADD231PS Z27, Z28, Z19
+	VMOVUPS     (BX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z20
+	VFMADD231PS Z27, Z28, Z21
+	VMOVUPS     (BX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z22
+	VFMADD231PS Z27, Z28, Z23
+	VMOVUPS     (BX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z24
+	VFMADD231PS Z27, Z28, Z25
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_329
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        232(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_273
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_273
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_273
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_273
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_273
+	PREFETCHT1  1024(R9)
+
+pf_row_273:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_329
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_329
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       232(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_274
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_274
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_274
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_274
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_274
+	PREFETCHT1 1024(R9)
+
+pf_row_274:
+	ADDQ stride+96(FP), R9
+
+pf_skip_329:
+scores8_chunks_3:
+	VBROADCASTSS scale+64(FP), Y26
+	MOVQ         136(SP), CX
+	LEAQ         (DI)(DI*2), BX
+	LEAQ         (CX)(DI*4), DX
+	VSHUFF32X4   $0x44, Z11, Z10, Z27
+	VSHUFF32X4   $0xee, Z11, Z10, Z10
+	VADDPS       Z10, Z27, Z27
+	VSHUFF32X4   $0x44, Z13, Z12, Z10
+	VSHUFF32X4   $0xee, Z13, Z12, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFF32X4   $0x44, Z15, Z14, Z11
+	VSHUFF32X4   $0xee, Z15, Z14, Z12
+	VADDPS       Z12, Z11, Z11
+	VSHUFF32X4   $0x44, Z17, Z16, Z12
+	VSHUFF32X4   $0xee, Z17, Z16, Z13
+	VADDPS       Z13, Z12, Z12
+	VSHUFF32X4   $0x88, Z10, Z27, Z13
+	VSHUFF32X4   $0xdd, Z10, Z27, Z10
+	VADDPS       Z10, Z13, Z13
+	VSHUFF32X4   $0x88, Z12, Z11, Z10
+	VSHUFF32X4   $0xdd, Z12, Z11, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFPS      $0x88, Z10, Z13, Z11
+	VSHUFPS      $0xdd, Z10, Z13, Z10
+	VADDPS       Z10, Z11, Z11
+	VSHUFPS      $0x88, Z11, Z11, Z10
+	VSHUFPS      $0xdd, Z11, Z11, Z11
+	VADDPS       Z10, Z11, Z11
+	VMOVUPS      expconst<>+1408(SB), Z10
+	VPERMPS      Z11, Z10, Z11
+	VMULPS       Y26, Y11, Y11
+	VMAXPS       Y11, Y0, Y0
+	VEXTRACTF128 $0x01, Y11, X10
+	VMOVLPS      X11, (CX)
+	VMOVHPS      X11, (CX)(DI*1)
+	VMOVLPS      X10, (CX)(DI*2)
+	VMOVHPS      X10, (CX)(BX*1)
+	VSHUFF32X4   $0x44, Z19, Z18, Z10
+	VSHUFF32X4   $0xee, Z19, Z18, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFF32X4   $0x44, Z21, Z20, Z11
+	VSHUFF32X4   $0xee, Z21, Z20, Z12
+	VADDPS       Z12, Z11, Z11
+	VSHUFF32X4   $0x44, Z23, Z22, Z12
+	VSHUFF32X4   $0xee, Z23, Z22, Z13
+	VADDPS       Z13, Z12, Z12
+	VSHUFF32X4   $0x44, Z25, Z24, Z13
+	VSHUFF32X4   $0xee, Z25, Z24, Z14
+	VADDPS       Z14, Z13, Z13
+	VSHUFF32X4   $0x88, Z11, Z10, Z14
+	VSHUFF32X4   $0xdd, Z11, Z10, Z10
+	VADDPS       Z10, Z14, Z14
+	VSHUFF32X4   $0x88, Z13, Z12, Z10
+	VSHUFF32X4   $0xdd, Z13, Z12, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFPS      $0x88, Z10, Z14, Z11
+	VSHUFPS      $0xdd, Z10, Z14, Z10
+	VADDPS       Z10, Z11, Z11
+	VSHUFPS      $0x88, Z11, Z11, Z10
+	VSHUFPS      $0xdd, Z11, Z11, Z11
+	VADDPS       Z10, Z11, Z11
+	VMOVUPS      expconst<>+1408(SB), Z10
+	VPERMPS      Z11, Z10, Z11
+	VMULPS       Y26, Y11, Y11
+	VMAXPS       Y11, Y1, Y1
+	VEXTRACTF128 $0x01, Y11, X10
+	VMOVLPS      X11, (DX)
+	VMOVHPS      X11, (DX)(DI*1)
+	VMOVLPS      X10, (DX)(DI*2)
+	VMOVHPS      X10, (DX)(BX*1)
+	ADDQ         $0x00000008, 136(SP)
+	SUBQ         $0x02, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*2), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores8_by2_3
+
+scores8_lone_3:
+	MOVQ 136(SP), AX
+	ADDQ DI, AX
+	MOVQ AX, 144(SP)
+	ADDQ DI, AX
+	MOVQ AX, 152(SP)
+	ADDQ DI, AX
+	MOVQ AX, 160(SP)
+	ADDQ DI, AX
+	MOVQ AX, 168(SP)
+	ADDQ DI, AX
+	MOVQ AX, 176(SP)
+	ADDQ DI, AX
+	MOVQ AX, 184(SP)
+	ADDQ DI, AX
+	MOVQ AX, 192(SP)
+
+scores8_by1_3:
+	CMPQ    56(SP), $0x00
+	JE      scores8_done_3
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    104(SP), DI
+	SUBQ    AX, DI
+	SUBQ    AX, DI
+	MOVQ    112(SP), R10
+	SUBQ    AX, R10
+	SUBQ    AX, R10
+	MOVQ    120(SP), R11
+	SUBQ    AX, R11
+	SUBQ    AX, R11
+	MOVQ    128(SP), R12
+	SUBQ    AX, R12
+	SUBQ    AX, R12
+	MOVQ    232(SP), R13
+	ADDQ    AX, R13
+	MOVQ    R13, 40(SP)
+
+scores8_chunk1_3:
+	VCVTPH2PS     (AX), Z18
+	VFMADD231PS   (CX)(AX*2), Z18, Z10
+	VFMADD231PS   (DX)(AX*2), Z18, Z11
+	VFMADD231PS   (BX)(AX*2), Z18, Z12
+	VFMADD231PS   (SI)(AX*2), Z18, Z13
+	VFMADD231PS   (DI)(AX*2), Z18, Z14
+	VFMADD231PS   (R10)(AX*2), Z18, Z15
+	VFMADD231PS   (R11)(AX*2), Z18, Z16
+	VFMADD231PS   (R12)(AX*2), Z18, Z17
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores8_chunk1_3
+	VEXTRACTF64X4 $0x01, Z10, Y18
+	VADDPS        Y18, Y10, Y18
+	VEXTRACTF32X4 $0x01, Y18, X10
+	VADDPS        X18, X10, X10
+	VMOVHLPS      X10, X10, X18
+	VADDPS        X18, X10, X10
+	VMOVSHDUP     X10, X18
+	VADDPS        X18, X10, X10
+	VMULSS        scale+64(FP), X10, X10
+	VMAXSS        X10, X2, X2
+	MOVQ          136(SP), AX
+	VMOVSS        X10, (AX)
+	ADDQ          $0x00000004, 136(SP)
+	VEXTRACTF64X4 $0x01, Z11, Y10
+	VADDPS        Y10, Y11, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X3, X3
+	MOVQ          144(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 144(SP)
+	VEXTRACTF64X4 $0x01, Z12, Y10
+	VADDPS        Y10, Y12, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X4, X4
+	MOVQ          152(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 152(SP)
+	VEXTRACTF64X4 $0x01, Z13, Y10
+	VADDPS        Y10, Y13, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X5, X5
+	MOVQ          160(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 160(SP)
+	VEXTRACTF64X4 $0x01, Z14, Y10
+	VADDPS        Y10, Y14, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X6, X6
+	MOVQ          168(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 168(SP)
+	VEXTRACTF64X4 $0x01, Z15, Y10
+	VADDPS        Y10, Y15, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X7, X7
+	MOVQ          176(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 176(SP)
+	VEXTRACTF64X4 $0x01, Z16, Y10
+	VADDPS        Y10, Y16, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X8, X8
+	MOVQ          184(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 184(SP)
+	VEXTRACTF64X4 $0x01, Z17, Y10
+	VADDPS        Y10, Y17, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X9, X9
+	MOVQ          192(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 192(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores8_by1_3
+
+scores8_done_3:
+	VPERMILPS    $0xb1, Y0, Y10
+	VMAXPS       Y10, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X10
+	VMOVAPS      X0, X11
+	VMAXSS       X2, X11, X11
+	VMOVHLPS     X0, X0, X0
+	VMAXSS       X3, X0, X0
+	VMOVAPS      X10, X2
+	VMAXSS       X4, X2, X2
+	VMOVHLPS     X10, X10, X3
+	VMAXSS       X5, X3, X3
+	VPERMILPS    $0xb1, Y1, Y4
+	VMAXPS       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X4
+	VMOVAPS      X1, X5
+	VMAXSS       X6, X5, X5
+	VMOVHLPS     X1, X1, X1
+	VMAXSS       X7, X1, X1
+	VMOVAPS      X4, X6
+	VMAXSS       X8, X6, X6
+	VMOVHLPS     X4, X4, X4
+	VMAXSS       X9, X4, X4
+	MOVQ         R9, 200(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X11, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X2, 8(AX)(CX*4)
+	VMOVSS       X3, 12(AX)(CX*4)
+	VMOVSS       X5, 16(AX)(CX*4)
+	VMOVSS       X1, 20(AX)(CX*4)
+	VMOVSS       X6, 24(AX)(CX*4)
+	VMOVSS       X4, 28(AX)(CX*4)
+	ADDQ         $0x00000008, 32(SP)
+	JMP          scores_41
+
+scores_done_87:
+scores_noocts_3:
+scores_42:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_88
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    200(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -67520,7 +69784,7 @@ scores4_by4_7:
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
 	SUBQ    CX, DI
-	MOVQ    168(SP), R10
+	MOVQ    232(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000020, R10
@@ -67553,27 +69817,27 @@ scores4_chunk2_7:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_317
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_330
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
-	ADDQ        168(SP), R10
+	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_269
+	JBE         pf_row_275
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_269
+	JBE         pf_row_275
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_269
+	JBE         pf_row_275
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_269
+	JBE         pf_row_275
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -67583,34 +69847,34 @@ scores4_chunk2_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_269
+	JBE         pf_row_275
 	PREFETCHT1  1024(R9)
 
-pf_row_269:
+pf_row_275:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_317
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_317
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_330
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_330
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
-	ADDQ       168(SP), R10
+	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_270
+	JBE        pf_row_276
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_270
+	JBE        pf_row_276
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_270
+	JBE        pf_row_276
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_270
+	JBE        pf_row_276
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -67620,13 +69884,13 @@ pf_row_269:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_270
+	JBE        pf_row_276
 	PREFETCHT1 1024(R9)
 
-pf_row_270:
+pf_row_276:
 	ADDQ stride+96(FP), R9
 
-pf_skip_317:
+pf_skip_330:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -67651,27 +69915,27 @@ pf_skip_317:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_318
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_331
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
-	ADDQ        168(SP), R10
+	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_271
+	JBE         pf_row_277
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_271
+	JBE         pf_row_277
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_271
+	JBE         pf_row_277
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_271
+	JBE         pf_row_277
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -67681,34 +69945,34 @@ pf_skip_317:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_271
+	JBE         pf_row_277
 	PREFETCHT1  1024(R9)
 
-pf_row_271:
+pf_row_277:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_318
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_318
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_331
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_331
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
-	ADDQ       168(SP), R10
+	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_272
+	JBE        pf_row_278
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_272
+	JBE        pf_row_278
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_272
+	JBE        pf_row_278
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_272
+	JBE        pf_row_278
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -67718,13 +69982,13 @@ pf_row_271:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_272
+	JBE        pf_row_278
 	PREFETCHT1 1024(R9)
 
-pf_row_272:
+pf_row_278:
 	ADDQ stride+96(FP), R9
 
-pf_skip_318:
+pf_skip_331:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_7
@@ -67756,27 +70020,27 @@ scores4_odd_7:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_319
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_332
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        168(SP), CX
+	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_273
+	JBE         pf_row_279
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_273
+	JBE         pf_row_279
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_273
+	JBE         pf_row_279
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_273
+	JBE         pf_row_279
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -67786,34 +70050,34 @@ scores4_odd_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_273
+	JBE         pf_row_279
 	PREFETCHT1  1024(R9)
 
-pf_row_273:
+pf_row_279:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_319
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_319
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_332
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_332
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       168(SP), CX
+	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_274
+	JBE        pf_row_280
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_274
+	JBE        pf_row_280
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_274
+	JBE        pf_row_280
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_274
+	JBE        pf_row_280
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -67823,13 +70087,13 @@ pf_row_273:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_274
+	JBE        pf_row_280
 	PREFETCHT1 1024(R9)
 
-pf_row_274:
+pf_row_280:
 	ADDQ stride+96(FP), R9
 
-pf_skip_319:
+pf_skip_332:
 scores4_chunks_7:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -67927,7 +70191,7 @@ scores4_by1_7:
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
 	SUBQ    AX, SI
-	MOVQ    168(SP), DI
+	MOVQ    232(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -68021,7 +70285,7 @@ scores4_done_7:
 	VMOVSHDUP    X2, X3
 	VMAXPS       X3, X2, X2
 	VMAXSS       X5, X2, X2
-	MOVQ         R9, 136(SP)
+	MOVQ         R9, 200(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -68032,15 +70296,15 @@ scores4_done_7:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_39
+	JMP          scores_42
 
-scores_done_85:
-scores_40:
+scores_done_88:
+scores_43:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_86
+	JGE     scores_done_89
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -68057,7 +70321,7 @@ scores_40:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    200(SP), R9
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -68101,7 +70365,7 @@ scores2_by8_7:
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    168(SP), SI
+	MOVQ    232(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000020, SI
@@ -68137,27 +70401,27 @@ scores2_8_chunk2_7:
 	VCVTPH2PS   (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_320
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_333
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
-	ADDQ        168(SP), DI
+	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_275
+	JBE         pf_row_281
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_275
+	JBE         pf_row_281
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_275
+	JBE         pf_row_281
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_275
+	JBE         pf_row_281
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -68167,34 +70431,34 @@ scores2_8_chunk2_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_275
+	JBE         pf_row_281
 	PREFETCHT1  1024(R9)
 
-pf_row_275:
+pf_row_281:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_320
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_320
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_333
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_333
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
-	ADDQ       168(SP), DI
+	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_276
+	JBE        pf_row_282
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_276
+	JBE        pf_row_282
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_276
+	JBE        pf_row_282
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_276
+	JBE        pf_row_282
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -68204,13 +70468,13 @@ pf_row_275:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_276
+	JBE        pf_row_282
 	PREFETCHT1 1024(R9)
 
-pf_row_276:
+pf_row_282:
 	ADDQ stride+96(FP), R9
 
-pf_skip_320:
+pf_skip_333:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -68237,27 +70501,27 @@ pf_skip_320:
 	VCVTPH2PS   32(SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_321
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_334
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
-	ADDQ        168(SP), DI
+	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_277
+	JBE         pf_row_283
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_277
+	JBE         pf_row_283
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_277
+	JBE         pf_row_283
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_277
+	JBE         pf_row_283
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -68267,34 +70531,34 @@ pf_skip_320:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_277
+	JBE         pf_row_283
 	PREFETCHT1  1024(R9)
 
-pf_row_277:
+pf_row_283:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_321
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_321
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_334
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_334
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
-	ADDQ       168(SP), DI
+	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_278
+	JBE        pf_row_284
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_278
+	JBE        pf_row_284
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_278
+	JBE        pf_row_284
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_278
+	JBE        pf_row_284
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -68304,13 +70568,13 @@ pf_row_277:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_278
+	JBE        pf_row_284
 	PREFETCHT1 1024(R9)
 
-pf_row_278:
+pf_row_284:
 	ADDQ stride+96(FP), R9
 
-pf_skip_321:
+pf_skip_334:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -68345,27 +70609,27 @@ scores2_8_odd_7:
 	VCVTPH2PS   (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_322
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_335
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        168(SP), CX
+	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_279
+	JBE         pf_row_285
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_279
+	JBE         pf_row_285
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_279
+	JBE         pf_row_285
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_279
+	JBE         pf_row_285
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -68375,34 +70639,34 @@ scores2_8_odd_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_279
+	JBE         pf_row_285
 	PREFETCHT1  1024(R9)
 
-pf_row_279:
+pf_row_285:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_322
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_322
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_335
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_335
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       168(SP), CX
+	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_280
+	JBE        pf_row_286
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_280
+	JBE        pf_row_286
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_280
+	JBE        pf_row_286
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_280
+	JBE        pf_row_286
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -68412,13 +70676,13 @@ pf_row_279:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_280
+	JBE        pf_row_286
 	PREFETCHT1 1024(R9)
 
-pf_row_280:
+pf_row_286:
 	ADDQ stride+96(FP), R9
 
-pf_skip_322:
+pf_skip_335:
 scores2_8_chunks_7:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -68503,7 +70767,7 @@ scores2_by1_15:
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    168(SP), BX
+	MOVQ    232(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -68561,7 +70825,7 @@ scores2_done_15:
 	VMOVSHDUP     X0, X1
 	VMAXPS        X1, X0, X0
 	VMAXSS        X3, X0, X0
-	MOVQ          R9, 136(SP)
+	MOVQ          R9, 200(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -68570,14 +70834,14 @@ scores2_done_15:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_40
+	JMP           scores_43
 
-scores_done_86:
-scores_41:
+scores_done_89:
+scores_44:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_87
+	JGE     scores_done_90
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -68593,7 +70857,7 @@ scores_41:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_9
-	MOVQ    136(SP), DI
+	MOVQ    200(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
@@ -68615,10 +70879,10 @@ scores_by8_47:
 	MOVQ        CX, R11
 	SUBQ        DX, R11
 	SUBQ        DX, R11
-	MOVQ        168(SP), R12
+	MOVQ        232(SP), R12
 	ANDQ        $0xffffffc0, R12
 	ADDQ        DX, R12
-	CMPQ        168(SP), $0x00000100
+	CMPQ        232(SP), $0x00000100
 	JNE         scores_seq_no_41
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -68644,27 +70908,27 @@ scores_by8_47:
 	VFMADD231PS Z18, Z16, Z2
 	VCVTPH2PS   224(R9), Z18
 	VFMADD231PS Z18, Z17, Z2
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_323
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_336
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_281
+	JBE         pf_row_287
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_281
+	JBE         pf_row_287
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_281
+	JBE         pf_row_287
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_281
+	JBE         pf_row_287
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -68674,34 +70938,34 @@ scores_by8_47:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_281
+	JBE         pf_row_287
 	PREFETCHT1  1024(DI)
 
-pf_row_281:
+pf_row_287:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_323
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_323
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_336
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_336
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_282
+	JBE        pf_row_288
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_282
+	JBE        pf_row_288
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_282
+	JBE        pf_row_288
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_282
+	JBE        pf_row_288
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -68711,13 +70975,13 @@ pf_row_281:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_282
+	JBE        pf_row_288
 	PREFETCHT1 1024(DI)
 
-pf_row_282:
+pf_row_288:
 	ADDQ stride+96(FP), DI
 
-pf_skip_323:
+pf_skip_336:
 	VCVTPH2PS   (R9)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z3
 	VCVTPH2PS   32(R9)(SI*1), Z18
@@ -68734,27 +70998,27 @@ pf_skip_323:
 	VFMADD231PS Z18, Z16, Z3
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_324
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_337
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_283
+	JBE         pf_row_289
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_283
+	JBE         pf_row_289
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_283
+	JBE         pf_row_289
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_283
+	JBE         pf_row_289
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -68764,34 +71028,34 @@ pf_skip_323:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_283
+	JBE         pf_row_289
 	PREFETCHT1  1024(DI)
 
-pf_row_283:
+pf_row_289:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_324
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_324
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_337
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_337
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_284
+	JBE        pf_row_290
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_284
+	JBE        pf_row_290
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_284
+	JBE        pf_row_290
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_284
+	JBE        pf_row_290
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -68801,13 +71065,13 @@ pf_row_283:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_284
+	JBE        pf_row_290
 	PREFETCHT1 1024(DI)
 
-pf_row_284:
+pf_row_290:
 	ADDQ stride+96(FP), DI
 
-pf_skip_324:
+pf_skip_337:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -68824,27 +71088,27 @@ pf_skip_324:
 	VFMADD231PS Z18, Z16, Z4
 	VCVTPH2PS   224(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z4
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_325
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_338
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_285
+	JBE         pf_row_291
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_285
+	JBE         pf_row_291
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_285
+	JBE         pf_row_291
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_285
+	JBE         pf_row_291
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -68854,34 +71118,34 @@ pf_skip_324:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_285
+	JBE         pf_row_291
 	PREFETCHT1  1024(DI)
 
-pf_row_285:
+pf_row_291:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_325
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_325
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_338
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_338
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_286
+	JBE        pf_row_292
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_286
+	JBE        pf_row_292
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_286
+	JBE        pf_row_292
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_286
+	JBE        pf_row_292
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -68891,13 +71155,13 @@ pf_row_285:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_286
+	JBE        pf_row_292
 	PREFETCHT1 1024(DI)
 
-pf_row_286:
+pf_row_292:
 	ADDQ stride+96(FP), DI
 
-pf_skip_325:
+pf_skip_338:
 	VCVTPH2PS   (R9)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z5
 	VCVTPH2PS   32(R9)(R8*1), Z18
@@ -68914,281 +71178,11 @@ pf_skip_325:
 	VFMADD231PS Z18, Z16, Z5
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_326
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_339
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_287
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_287
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_287
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_287
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_287
-	PREFETCHT1  1024(DI)
-
-pf_row_287:
-	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_326
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_326
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_288
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_288
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_288
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_288
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_288
-	PREFETCHT1 1024(DI)
-
-pf_row_288:
-	ADDQ stride+96(FP), DI
-
-pf_skip_326:
-	VCVTPH2PS   (R10), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R10), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R10), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R10), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R10), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R10), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R10), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R10), Z18
-	VFMADD231PS Z18, Z17, Z6
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_327
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_289
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_289
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_289
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_289
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_289
-	PREFETCHT1  1024(DI)
-
-pf_row_289:
-	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_327
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_327
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_290
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_290
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_290
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_290
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_290
-	PREFETCHT1 1024(DI)
-
-pf_row_290:
-	ADDQ stride+96(FP), DI
-
-pf_skip_327:
-	VCVTPH2PS   (R10)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_328
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_291
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_291
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_291
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_291
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_291
-	PREFETCHT1  1024(DI)
-
-pf_row_291:
-	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_328
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_328
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_292
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_292
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_292
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_292
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_292
-	PREFETCHT1 1024(DI)
-
-pf_row_292:
-	ADDQ stride+96(FP), DI
-
-pf_skip_328:
-	VCVTPH2PS   (R10)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_329
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -69219,13 +71213,13 @@ pf_skip_328:
 
 pf_row_293:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_329
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_329
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_339
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_339
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -69257,28 +71251,28 @@ pf_row_293:
 pf_row_294:
 	ADDQ stride+96(FP), DI
 
-pf_skip_329:
-	VCVTPH2PS   (R10)(R8*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z17, Z9
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_330
+pf_skip_339:
+	VCVTPH2PS   (R10), Z18
+	VFMADD231PS Z18, Z10, Z6
+	VCVTPH2PS   32(R10), Z18
+	VFMADD231PS Z18, Z11, Z6
+	VCVTPH2PS   64(R10), Z18
+	VFMADD231PS Z18, Z12, Z6
+	VCVTPH2PS   96(R10), Z18
+	VFMADD231PS Z18, Z13, Z6
+	VCVTPH2PS   128(R10), Z18
+	VFMADD231PS Z18, Z14, Z6
+	VCVTPH2PS   160(R10), Z18
+	VFMADD231PS Z18, Z15, Z6
+	VCVTPH2PS   192(R10), Z18
+	VFMADD231PS Z18, Z16, Z6
+	VCVTPH2PS   224(R10), Z18
+	VFMADD231PS Z18, Z17, Z6
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_340
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -69309,13 +71303,13 @@ pf_skip_329:
 
 pf_row_295:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_330
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_330
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_340
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_340
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -69347,52 +71341,43 @@ pf_row_295:
 pf_row_296:
 	ADDQ stride+96(FP), DI
 
-pf_skip_330:
-	JMP scores_reduce_47
-
-scores_seq_no_41:
-	CMPQ        168(SP), $0x00000080
-	JNE         scores_seq_no_42
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R9), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R9), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R9), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R9), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R9)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_331
-	MOVQ        DI, R11
-	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+pf_skip_340:
+	VCVTPH2PS   (R10)(SI*1), Z18
+	VFMADD231PS Z18, Z10, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z11, Z7
+	VCVTPH2PS   64(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z12, Z7
+	VCVTPH2PS   96(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z13, Z7
+	VCVTPH2PS   128(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z14, Z7
+	VCVTPH2PS   160(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z15, Z7
+	VCVTPH2PS   192(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z16, Z7
+	VCVTPH2PS   224(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z17, Z7
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_341
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
-	CMPQ        R11, $0x00000080
+	CMPQ        R9, $0x00000080
 	JBE         pf_row_297
 	PREFETCHT1  128(DI)
-	CMPQ        R11, $0x000000c0
+	CMPQ        R9, $0x000000c0
 	JBE         pf_row_297
 	PREFETCHT1  192(DI)
-	CMPQ        R11, $0x00000100
+	CMPQ        R9, $0x00000100
 	JBE         pf_row_297
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
-	CMPQ        R11, $0x00000200
+	CMPQ        R9, $0x00000200
 	JBE         pf_row_297
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
@@ -69402,34 +71387,34 @@ scores_seq_no_41:
 	PREFETCHT1  832(DI)
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
-	CMPQ        R11, $0x00000400
+	CMPQ        R9, $0x00000400
 	JBE         pf_row_297
 	PREFETCHT1  1024(DI)
 
 pf_row_297:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_331
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_331
-	MOVQ       DI, R11
-	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_341
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_341
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
-	CMPQ       R11, $0x00000080
+	CMPQ       R9, $0x00000080
 	JBE        pf_row_298
 	PREFETCHT1 128(DI)
-	CMPQ       R11, $0x000000c0
+	CMPQ       R9, $0x000000c0
 	JBE        pf_row_298
 	PREFETCHT1 192(DI)
-	CMPQ       R11, $0x00000100
+	CMPQ       R9, $0x00000100
 	JBE        pf_row_298
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
-	CMPQ       R11, $0x00000200
+	CMPQ       R9, $0x00000200
 	JBE        pf_row_298
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
@@ -69439,35 +71424,35 @@ pf_row_297:
 	PREFETCHT1 832(DI)
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
-	CMPQ       R11, $0x00000400
+	CMPQ       R9, $0x00000400
 	JBE        pf_row_298
 	PREFETCHT1 1024(DI)
 
 pf_row_298:
 	ADDQ stride+96(FP), DI
 
-pf_skip_331:
-	VCVTPH2PS   (R9)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R9)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z13, Z5
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_332
+pf_skip_341:
+	VCVTPH2PS   (R10)(SI*2), Z18
+	VFMADD231PS Z18, Z10, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z11, Z8
+	VCVTPH2PS   64(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z12, Z8
+	VCVTPH2PS   96(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z13, Z8
+	VCVTPH2PS   128(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z14, Z8
+	VCVTPH2PS   160(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z15, Z8
+	VCVTPH2PS   192(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z16, Z8
+	VCVTPH2PS   224(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z17, Z8
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_342
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -69498,13 +71483,13 @@ pf_skip_331:
 
 pf_row_299:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_332
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_332
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_342
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_342
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -69536,28 +71521,28 @@ pf_row_299:
 pf_row_300:
 	ADDQ stride+96(FP), DI
 
-pf_skip_332:
-	VCVTPH2PS   (R10), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R10), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R10), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R10), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R10)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_333
+pf_skip_342:
+	VCVTPH2PS   (R10)(R8*1), Z18
+	VFMADD231PS Z18, Z10, Z9
+	VCVTPH2PS   32(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z11, Z9
+	VCVTPH2PS   64(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z12, Z9
+	VCVTPH2PS   96(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z13, Z9
+	VCVTPH2PS   128(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z14, Z9
+	VCVTPH2PS   160(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z15, Z9
+	VCVTPH2PS   192(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z16, Z9
+	VCVTPH2PS   224(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z17, Z9
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_343
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -69588,13 +71573,13 @@ pf_skip_332:
 
 pf_row_301:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_333
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_333
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_343
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_343
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -69626,7 +71611,286 @@ pf_row_301:
 pf_row_302:
 	ADDQ stride+96(FP), DI
 
-pf_skip_333:
+pf_skip_343:
+	JMP scores_reduce_47
+
+scores_seq_no_41:
+	CMPQ        232(SP), $0x00000080
+	JNE         scores_seq_no_42
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VCVTPH2PS   (R9), Z14
+	VFMADD231PS Z14, Z10, Z2
+	VCVTPH2PS   32(R9), Z14
+	VFMADD231PS Z14, Z11, Z2
+	VCVTPH2PS   64(R9), Z14
+	VFMADD231PS Z14, Z12, Z2
+	VCVTPH2PS   96(R9), Z14
+	VFMADD231PS Z14, Z13, Z2
+	VCVTPH2PS   (R9)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z3
+	VCVTPH2PS   32(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z3
+	VCVTPH2PS   64(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z3
+	VCVTPH2PS   96(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z3
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_344
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        232(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_303
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_303
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_303
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_303
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_303
+	PREFETCHT1  1024(DI)
+
+pf_row_303:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_344
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_344
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_304
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_304
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_304
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_304
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_304
+	PREFETCHT1 1024(DI)
+
+pf_row_304:
+	ADDQ stride+96(FP), DI
+
+pf_skip_344:
+	VCVTPH2PS   (R9)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z4
+	VCVTPH2PS   32(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z4
+	VCVTPH2PS   64(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z4
+	VCVTPH2PS   96(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z4
+	VCVTPH2PS   (R9)(R8*1), Z14
+	VFMADD231PS Z14, Z10, Z5
+	VCVTPH2PS   32(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z11, Z5
+	VCVTPH2PS   64(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z12, Z5
+	VCVTPH2PS   96(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z13, Z5
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_345
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_305
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_305
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_305
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_305
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_305
+	PREFETCHT1  1024(DI)
+
+pf_row_305:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_345
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_345
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_306
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_306
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_306
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_306
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_306
+	PREFETCHT1 1024(DI)
+
+pf_row_306:
+	ADDQ stride+96(FP), DI
+
+pf_skip_345:
+	VCVTPH2PS   (R10), Z14
+	VFMADD231PS Z14, Z10, Z6
+	VCVTPH2PS   32(R10), Z14
+	VFMADD231PS Z14, Z11, Z6
+	VCVTPH2PS   64(R10), Z14
+	VFMADD231PS Z14, Z12, Z6
+	VCVTPH2PS   96(R10), Z14
+	VFMADD231PS Z14, Z13, Z6
+	VCVTPH2PS   (R10)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z7
+	VCVTPH2PS   64(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z7
+	VCVTPH2PS   96(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z7
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_346
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_307
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_307
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_307
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_307
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_307
+	PREFETCHT1  1024(DI)
+
+pf_row_307:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_346
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_346
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_308
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_308
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_308
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_308
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_308
+	PREFETCHT1 1024(DI)
+
+pf_row_308:
+	ADDQ stride+96(FP), DI
+
+pf_skip_346:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -69643,27 +71907,27 @@ pf_skip_333:
 	VFMADD231PS Z10, Z12, Z9
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_334
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_347
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_303
+	JBE         pf_row_309
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_303
+	JBE         pf_row_309
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_303
+	JBE         pf_row_309
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_303
+	JBE         pf_row_309
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -69673,34 +71937,34 @@ pf_skip_333:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_303
+	JBE         pf_row_309
 	PREFETCHT1  1024(DI)
 
-pf_row_303:
+pf_row_309:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_334
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_334
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_347
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_347
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_304
+	JBE        pf_row_310
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_304
+	JBE        pf_row_310
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_304
+	JBE        pf_row_310
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_304
+	JBE        pf_row_310
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -69710,13 +71974,13 @@ pf_row_303:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_304
+	JBE        pf_row_310
 	PREFETCHT1 1024(DI)
 
-pf_row_304:
+pf_row_310:
 	ADDQ stride+96(FP), DI
 
-pf_skip_334:
+pf_skip_347:
 	JMP scores_reduce_47
 
 scores_seq_no_42:
@@ -69741,27 +72005,27 @@ scores_pairs_53:
 	VFMADD231PS Z11, Z10, Z8
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_335
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_348
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
-	ADDQ        168(SP), R13
+	ADDQ        232(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_305
+	JBE         pf_row_311
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_305
+	JBE         pf_row_311
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_305
+	JBE         pf_row_311
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_305
+	JBE         pf_row_311
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -69771,34 +72035,34 @@ scores_pairs_53:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_305
+	JBE         pf_row_311
 	PREFETCHT1  1024(DI)
 
-pf_row_305:
+pf_row_311:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_335
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_335
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_348
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_348
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
-	ADDQ       168(SP), R13
+	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_306
+	JBE        pf_row_312
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_306
+	JBE        pf_row_312
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_306
+	JBE        pf_row_312
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_306
+	JBE        pf_row_312
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -69808,13 +72072,13 @@ pf_row_305:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_306
+	JBE        pf_row_312
 	PREFETCHT1 1024(DI)
 
-pf_row_306:
+pf_row_312:
 	ADDQ stride+96(FP), DI
 
-pf_skip_335:
+pf_skip_348:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -69838,7 +72102,7 @@ pf_skip_335:
 	JB          scores_pairs_53
 
 scores_odd_53:
-	MOVQ        168(SP), R12
+	MOVQ        232(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_53
@@ -69899,10 +72163,10 @@ scores_reduce_47:
 
 scores_by1_47:
 	TESTQ   BX, BX
-	JZ      scores_done_88
+	JZ      scores_done_91
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -69931,7 +72195,7 @@ scores_chunk1_47:
 	ADDQ          SI, DX
 	JMP           scores_by1_47
 
-scores_done_88:
+scores_done_91:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -69939,7 +72203,7 @@ scores_done_88:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	MOVQ          DI, 136(SP)
+	MOVQ          DI, 200(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -69970,10 +72234,10 @@ scores_by8_48:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        168(SP), R11
+	MOVQ        232(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        168(SP), $0x00000100
+	CMPQ        232(SP), $0x00000100
 	JNE         scores_seq_no_43
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -70114,7 +72378,7 @@ scores_by8_48:
 	JMP         scores_reduce_48
 
 scores_seq_no_43:
-	CMPQ        168(SP), $0x00000080
+	CMPQ        232(SP), $0x00000080
 	JNE         scores_seq_no_44
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -70231,7 +72495,7 @@ scores_pairs_54:
 	JB          scores_pairs_54
 
 scores_odd_54:
-	MOVQ        168(SP), R11
+	MOVQ        232(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_54
@@ -70292,10 +72556,10 @@ scores_reduce_48:
 
 scores_by1_48:
 	TESTQ   BX, BX
-	JZ      scores_done_89
+	JZ      scores_done_92
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -70324,7 +72588,7 @@ scores_chunk1_48:
 	ADDQ          SI, DX
 	JMP           scores_by1_48
 
-scores_done_89:
+scores_done_92:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -70341,9 +72605,9 @@ scores_done_89:
 
 scores_first_done_9:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_41
+	JMP  scores_44
 
-scores_done_87:
+scores_done_90:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_37:
@@ -70811,14 +73075,17 @@ exp_done_66:
 	JMP    softmax_38
 
 softmax_done_38:
-	MOVQ $0x00000000, 32(SP)
+	MOVQ  $0x00000000, 32(SP)
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000002, AX
+	JZ    pv_noocts_3
 
-pv_39:
+pv_41:
 	MOVQ  32(SP), AX
-	ADDQ  $0x00000003, AX
+	ADDQ  $0x00000007, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_39
+	JGE   pv_done_41
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -70836,7 +73103,383 @@ pv_39:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  152(SP), R9
+	MOVQ  216(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 72(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 80(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 88(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 96(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pv8_block_5:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv8_next_5
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    72(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	MOVQ    80(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	MOVQ    88(SP), BX
+	VMOVUPS (BX)(DX*1), Z12
+	VMOVUPS 64(BX)(DX*1), Z13
+	MOVQ    96(SP), BX
+	VMOVUPS (BX)(DX*1), Z14
+	VMOVUPS 64(BX)(DX*1), Z15
+	MOVQ    104(SP), BX
+	LEAQ    (BX)(DI*4), SI
+	MOVQ    DX, R10
+	SHRQ    $0x01, R10
+	ADDQ    112(SP), R10
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pv8_merge_5
+
+pv8_row_5:
+	VCVTPH2PS    (R10), Z16
+	VCVTPH2PS    32(R10), Z17
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	VBROADCASTSS (BX)(DI*1), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z3
+	VBROADCASTSS (BX)(DI*2), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z5
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z7
+	VBROADCASTSS (SI), Z18
+	VFMADD231PS  Z16, Z18, Z8
+	VFMADD231PS  Z17, Z18, Z9
+	VBROADCASTSS (SI)(DI*1), Z18
+	VFMADD231PS  Z16, Z18, Z10
+	VFMADD231PS  Z17, Z18, Z11
+	VBROADCASTSS (SI)(DI*2), Z18
+	VFMADD231PS  Z16, Z18, Z12
+	VFMADD231PS  Z17, Z18, Z13
+	VBROADCASTSS (SI)(CX*1), Z18
+	VFMADD231PS  Z16, Z18, Z14
+	VFMADD231PS  Z17, Z18, Z15
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_349
+	MOVQ         R9, R12
+	ANDQ         $0x0000003f, R12
+	ADDQ         232(SP), R12
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R12, $0x00000080
+	JBE          pf_row_313
+	PREFETCHT1   128(R9)
+	CMPQ         R12, $0x000000c0
+	JBE          pf_row_313
+	PREFETCHT1   192(R9)
+	CMPQ         R12, $0x00000100
+	JBE          pf_row_313
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R12, $0x00000200
+	JBE          pf_row_313
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R12, $0x00000400
+	JBE          pf_row_313
+	PREFETCHT1   1024(R9)
+
+pf_row_313:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_349
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_349
+	MOVQ       R9, R12
+	ANDQ       $0x0000003f, R12
+	ADDQ       232(SP), R12
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R12, $0x00000080
+	JBE        pf_row_314
+	PREFETCHT1 128(R9)
+	CMPQ       R12, $0x000000c0
+	JBE        pf_row_314
+	PREFETCHT1 192(R9)
+	CMPQ       R12, $0x00000100
+	JBE        pf_row_314
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R12, $0x00000200
+	JBE        pf_row_314
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R12, $0x00000400
+	JBE        pf_row_314
+	PREFETCHT1 1024(R9)
+
+pf_row_314:
+	ADDQ stride+96(FP), R9
+
+pf_skip_349:
+	ADDQ $0x04, BX
+	ADDQ $0x04, SI
+	ADDQ R8, R10
+	DECQ R11
+	JNZ  pv8_row_5
+
+pv8_merge_5:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	MOVQ    72(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	MOVQ    80(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	MOVQ    88(SP), BX
+	VMOVUPS Z12, (BX)(DX*1)
+	VMOVUPS Z13, 64(BX)(DX*1)
+	MOVQ    96(SP), BX
+	VMOVUPS Z14, (BX)(DX*1)
+	VMOVUPS Z15, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 128(SP)
+	JMP     pv8_block_5
+
+pv8_next_5:
+pv8_block_6:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv8_next_6
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    72(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	MOVQ    80(SP), BX
+	VMOVUPS (BX)(DX*1), Z5
+	MOVQ    88(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	MOVQ    96(SP), BX
+	VMOVUPS (BX)(DX*1), Z7
+	MOVQ    104(SP), BX
+	LEAQ    (BX)(DI*4), SI
+	MOVQ    DX, R10
+	SHRQ    $0x01, R10
+	ADDQ    112(SP), R10
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pv8_merge_6
+
+pv8_row_6:
+	VCVTPH2PS    (R10), Z8
+	VBROADCASTSS (BX), Z9
+	VFMADD231PS  Z8, Z9, Z0
+	VBROADCASTSS (BX)(DI*1), Z9
+	VFMADD231PS  Z8, Z9, Z1
+	VBROADCASTSS (BX)(DI*2), Z9
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS (BX)(CX*1), Z9
+	VFMADD231PS  Z8, Z9, Z3
+	VBROADCASTSS (SI), Z9
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS (SI)(DI*1), Z9
+	VFMADD231PS  Z8, Z9, Z5
+	VBROADCASTSS (SI)(DI*2), Z9
+	VFMADD231PS  Z8, Z9, Z6
+	VBROADCASTSS (SI)(CX*1), Z9
+	VFMADD231PS  Z8, Z9, Z7
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_350
+	MOVQ         R9, R12
+	ANDQ         $0x0000003f, R12
+	ADDQ         232(SP), R12
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R12, $0x00000080
+	JBE          pf_row_315
+	PREFETCHT1   128(R9)
+	CMPQ         R12, $0x000000c0
+	JBE          pf_row_315
+	PREFETCHT1   192(R9)
+	CMPQ         R12, $0x00000100
+	JBE          pf_row_315
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R12, $0x00000200
+	JBE          pf_row_315
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R12, $0x00000400
+	JBE          pf_row_315
+	PREFETCHT1   1024(R9)
+
+pf_row_315:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_350
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_350
+	MOVQ       R9, R12
+	ANDQ       $0x0000003f, R12
+	ADDQ       232(SP), R12
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R12, $0x00000080
+	JBE        pf_row_316
+	PREFETCHT1 128(R9)
+	CMPQ       R12, $0x000000c0
+	JBE        pf_row_316
+	PREFETCHT1 192(R9)
+	CMPQ       R12, $0x00000100
+	JBE        pf_row_316
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R12, $0x00000200
+	JBE        pf_row_316
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R12, $0x00000400
+	JBE        pf_row_316
+	PREFETCHT1 1024(R9)
+
+pf_row_316:
+	ADDQ stride+96(FP), R9
+
+pf_skip_350:
+	ADDQ $0x04, BX
+	ADDQ $0x04, SI
+	ADDQ R8, R10
+	DECQ R11
+	JNZ  pv8_row_6
+
+pv8_merge_6:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	MOVQ    72(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	MOVQ    80(SP), BX
+	VMOVUPS Z5, (BX)(DX*1)
+	MOVQ    88(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	MOVQ    96(SP), BX
+	VMOVUPS Z7, (BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pv8_block_6
+
+pv8_next_6:
+	MOVQ R9, 216(SP)
+	ADDQ $0x00000008, 32(SP)
+	JMP  pv_41
+
+pv_done_41:
+pv_noocts_3:
+pv_42:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_42
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  216(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -70909,27 +73552,27 @@ pv4_row_19:
 	VFMADD231PS  Z17, Z20, Z13
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
-	CMPQ         R9, 160(SP)
-	JAE          pf_skip_336
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_351
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
-	ADDQ         168(SP), R11
+	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_307
+	JBE          pf_row_317
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_307
+	JBE          pf_row_317
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_307
+	JBE          pf_row_317
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_307
+	JBE          pf_row_317
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -70939,34 +73582,34 @@ pv4_row_19:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_307
+	JBE          pf_row_317
 	PREFETCHT1   1024(R9)
 
-pf_row_307:
+pf_row_317:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_336
-	CMPQ       R9, 160(SP)
-	JAE        pf_skip_336
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_351
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_351
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_308
+	JBE        pf_row_318
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_308
+	JBE        pf_row_318
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_308
+	JBE        pf_row_318
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_308
+	JBE        pf_row_318
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -70976,13 +73619,13 @@ pf_row_307:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_308
+	JBE        pf_row_318
 	PREFETCHT1 1024(R9)
 
-pf_row_308:
+pf_row_318:
 	ADDQ stride+96(FP), R9
 
-pf_skip_336:
+pf_skip_351:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -71054,27 +73697,27 @@ pv4_row_20:
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
-	CMPQ         R9, 160(SP)
-	JAE          pf_skip_337
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_352
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
-	ADDQ         168(SP), R11
+	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_309
+	JBE          pf_row_319
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_309
+	JBE          pf_row_319
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_309
+	JBE          pf_row_319
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_309
+	JBE          pf_row_319
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -71084,34 +73727,34 @@ pv4_row_20:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_309
+	JBE          pf_row_319
 	PREFETCHT1   1024(R9)
 
-pf_row_309:
+pf_row_319:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_337
-	CMPQ       R9, 160(SP)
-	JAE        pf_skip_337
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_352
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_352
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_310
+	JBE        pf_row_320
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_310
+	JBE        pf_row_320
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_310
+	JBE        pf_row_320
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_310
+	JBE        pf_row_320
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -71121,13 +73764,13 @@ pf_row_309:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_310
+	JBE        pf_row_320
 	PREFETCHT1 1024(R9)
 
-pf_row_310:
+pf_row_320:
 	ADDQ stride+96(FP), R9
 
-pf_skip_337:
+pf_skip_352:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -71182,27 +73825,27 @@ pv4_row_21:
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
-	CMPQ         R9, 160(SP)
-	JAE          pf_skip_338
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_353
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
-	ADDQ         168(SP), R11
+	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_311
+	JBE          pf_row_321
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_311
+	JBE          pf_row_321
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_311
+	JBE          pf_row_321
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_311
+	JBE          pf_row_321
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -71212,34 +73855,34 @@ pv4_row_21:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_311
+	JBE          pf_row_321
 	PREFETCHT1   1024(R9)
 
-pf_row_311:
+pf_row_321:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_338
-	CMPQ       R9, 160(SP)
-	JAE        pf_skip_338
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_353
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_353
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_312
+	JBE        pf_row_322
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_312
+	JBE        pf_row_322
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_312
+	JBE        pf_row_322
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_312
+	JBE        pf_row_322
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -71249,13 +73892,13 @@ pf_row_311:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_312
+	JBE        pf_row_322
 	PREFETCHT1 1024(R9)
 
-pf_row_312:
+pf_row_322:
 	ADDQ stride+96(FP), R9
 
-pf_skip_338:
+pf_skip_353:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -71274,17 +73917,17 @@ pv4_merge_21:
 	JMP     pv4_block_21
 
 pv4_next_21:
-	MOVQ R9, 152(SP)
+	MOVQ R9, 216(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_39
+	JMP  pv_42
 
-pv_done_39:
-pv_40:
+pv_done_42:
+pv_43:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_40
+	JGE   pv_done_43
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -71301,7 +73944,7 @@ pv_40:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  152(SP), R10
+	MOVQ  216(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -71372,27 +74015,27 @@ pv2_pair_55:
 	VFMADD231PS  Z21, Z16, Z13
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_339
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_354
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_313
+	JBE          pf_row_323
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_313
+	JBE          pf_row_323
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_313
+	JBE          pf_row_323
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_313
+	JBE          pf_row_323
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -71402,34 +74045,34 @@ pv2_pair_55:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_313
+	JBE          pf_row_323
 	PREFETCHT1   1024(R10)
 
-pf_row_313:
+pf_row_323:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_339
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_339
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_354
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_354
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_314
+	JBE        pf_row_324
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_314
+	JBE        pf_row_324
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_314
+	JBE        pf_row_324
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_314
+	JBE        pf_row_324
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -71439,13 +74082,13 @@ pf_row_313:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_314
+	JBE        pf_row_324
 	PREFETCHT1 1024(R10)
 
-pf_row_314:
+pf_row_324:
 	ADDQ stride+96(FP), R10
 
-pf_skip_339:
+pf_skip_354:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -71538,27 +74181,27 @@ pv2_pair_56:
 	VBROADCASTSS 4(BX)(CX*1), Z8
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_340
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_355
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_315
+	JBE          pf_row_325
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_315
+	JBE          pf_row_325
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_315
+	JBE          pf_row_325
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_315
+	JBE          pf_row_325
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -71568,34 +74211,34 @@ pv2_pair_56:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_315
+	JBE          pf_row_325
 	PREFETCHT1   1024(R10)
 
-pf_row_315:
+pf_row_325:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_340
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_340
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_355
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_355
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_316
+	JBE        pf_row_326
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_316
+	JBE        pf_row_326
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_316
+	JBE        pf_row_326
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_316
+	JBE        pf_row_326
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -71605,13 +74248,13 @@ pf_row_315:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_316
+	JBE        pf_row_326
 	PREFETCHT1 1024(R10)
 
-pf_row_316:
+pf_row_326:
 	ADDQ stride+96(FP), R10
 
-pf_skip_340:
+pf_skip_355:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -71680,27 +74323,27 @@ pv2_pair_57:
 	VFMADD231PS  Z4, Z6, Z1
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_341
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_356
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_317
+	JBE          pf_row_327
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_317
+	JBE          pf_row_327
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_317
+	JBE          pf_row_327
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_317
+	JBE          pf_row_327
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -71710,34 +74353,34 @@ pv2_pair_57:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_317
+	JBE          pf_row_327
 	PREFETCHT1   1024(R10)
 
-pf_row_317:
+pf_row_327:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_341
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_341
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_356
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_356
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_318
+	JBE        pf_row_328
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_318
+	JBE        pf_row_328
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_318
+	JBE        pf_row_328
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_318
+	JBE        pf_row_328
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -71747,13 +74390,13 @@ pf_row_317:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_318
+	JBE        pf_row_328
 	PREFETCHT1 1024(R10)
 
-pf_row_318:
+pf_row_328:
 	ADDQ stride+96(FP), R10
 
-pf_skip_341:
+pf_skip_356:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -71784,16 +74427,16 @@ pv2_merge_57:
 	JMP     pv2_block_57
 
 pv2_next_57:
-	MOVQ R10, 152(SP)
+	MOVQ R10, 216(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_40
+	JMP  pv_43
 
-pv_done_40:
-pv_41:
+pv_done_43:
+pv_44:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_41
+	JGE   pv_done_44
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -72427,9 +75070,9 @@ pv_merge_204:
 pv_next_204:
 first_done_9:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_41
+	JMP  pv_44
 
-pv_done_41:
+pv_done_44:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -72484,13 +75127,13 @@ norm_done_19:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastF16AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeFastF16AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·flashDecodeFastF16AVX512Pos(SB), NOSPLIT, $176-112
+TEXT ·flashDecodeFastF16AVX512Pos(SB), NOSPLIT, $240-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 168(SP)
+	MOVQ AX, 232(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_20:
@@ -72548,23 +75191,26 @@ tile_20:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 152(SP)
+	MOVQ    CX, 216(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
+	MOVQ    mode+104(FP), AX
+	TESTQ   $0x00000002, AX
+	JZ      scores_noocts_4
 
-scores_42:
+scores_45:
 	MOVQ    32(SP), AX
-	ADDQ    $0x00000003, AX
+	ADDQ    $0x00000007, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_90
+	JGE     scores_done_93
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -72582,7 +75228,716 @@ scores_42:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    200(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 136(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 144(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 152(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 160(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 104(SP)
+	MOVQ    DX, 168(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 112(SP)
+	MOVQ    DX, 176(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 120(SP)
+	MOVQ    DX, 184(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 128(SP)
+	MOVQ    DX, 192(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+	VMOVSS  expconst<>+0(SB), X5
+	VMOVSS  expconst<>+0(SB), X6
+	VMOVSS  expconst<>+0(SB), X7
+	VMOVSS  expconst<>+0(SB), X8
+	VMOVSS  expconst<>+0(SB), X9
+
+scores8_by2_4:
+	CMPQ    56(SP), $0x02
+	JL      scores8_lone_4
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS expconst<>+1344(SB), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS expconst<>+1344(SB), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	VMOVUPS expconst<>+1344(SB), Z22
+	VMOVUPS expconst<>+1344(SB), Z23
+	VMOVUPS expconst<>+1344(SB), Z24
+	VMOVUPS expconst<>+1344(SB), Z25
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	MOVQ    104(SP), BX
+	LEAQ    (AX)(AX*2), SI
+	MOVQ    232(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores8_odd_4
+
+scores8_chunk2_4:
+	VCVTPH2PS   (CX), Z26
+	VCVTPH2PS   (CX)(R8*1), Z27
+	VMOVUPS     (DX), Z28
+	VFMADD231PS Z26, Z28, Z10
+	VFMADD231PS Z27, Z28, Z11
+	VMOVUPS     (DX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z12
+	VFMADD231PS Z27, Z28, Z13
+	VMOVUPS     (DX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z14
+	VFMADD231PS Z27, Z28, Z15
+	VMOVUPS     (DX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z16
+	VFMADD231PS Z27, Z28, Z17
+	VMOVUPS     (BX), Z28
+	VFMADD231PS Z26, Z28, Z18
+	VFMADD231PS Z27, Z28, Z19
+	VMOVUPS     (BX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z20
+	VFMADD231PS Z27, Z28, Z21
+	VMOVUPS     (BX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z22
+	VFMADD231PS Z27, Z28, Z23
+	VMOVUPS     (BX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z24
+	VFMADD231PS Z27, Z28, Z25
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_357
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        232(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_329
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_329
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_329
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_329
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_329
+	PREFETCHT1  1024(R9)
+
+pf_row_329:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_357
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_357
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       232(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_330
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_330
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_330
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_330
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_330
+	PREFETCHT1 1024(R9)
+
+pf_row_330:
+	ADDQ stride+96(FP), R9
+
+pf_skip_357:
+	VCVTPH2PS   32(CX), Z26
+	VCVTPH2PS   32(CX)(R8*1), Z27
+	VMOVUPS     64(DX), Z28
+	VFMADD231PS Z26, Z28, Z10
+	VFMADD231PS Z27, Z28, Z11
+	VMOVUPS     64(DX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z12
+	VFMADD231PS Z27, Z28, Z13
+	VMOVUPS     64(DX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z14
+	VFMADD231PS Z27, Z28, Z15
+	VMOVUPS     64(DX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z16
+	VFMADD231PS Z27, Z28, Z17
+	VMOVUPS     64(BX), Z28
+	VFMADD231PS Z26, Z28, Z18
+	VFMADD231PS Z27, Z28, Z19
+	VMOVUPS     64(BX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z20
+	VFMADD231PS Z27, Z28, Z21
+	VMOVUPS     64(BX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z22
+	VFMADD231PS Z27, Z28, Z23
+	VMOVUPS     64(BX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z24
+	VFMADD231PS Z27, Z28, Z25
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_358
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        232(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_331
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_331
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_331
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_331
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_331
+	PREFETCHT1  1024(R9)
+
+pf_row_331:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_358
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_358
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       232(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_332
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_332
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_332
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_332
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_332
+	PREFETCHT1 1024(R9)
+
+pf_row_332:
+	ADDQ stride+96(FP), R9
+
+pf_skip_358:
+	ADDQ $0x00000040, CX
+	ADDQ $0x00000080, DX
+	ADDQ $0x00000080, BX
+	CMPQ CX, 48(SP)
+	JB   scores8_chunk2_4
+
+scores8_odd_4:
+	CMPQ        CX, 40(SP)
+	JAE         scores8_chunks_4
+	VCVTPH2PS   (CX), Z26
+	VCVTPH2PS   (CX)(R8*1), Z27
+	VMOVUPS     (DX), Z28
+	VFMADD231PS Z26, Z28, Z10
+	VFMADD231PS Z27, Z28, Z11
+	VMOVUPS     (DX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z12
+	VFMADD231PS Z27, Z28, Z13
+	VMOVUPS     (DX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z14
+	VFMADD231PS Z27, Z28, Z15
+	VMOVUPS     (DX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z16
+	VFMADD231PS Z27, Z28, Z17
+	VMOVUPS     (BX), Z28
+	VFMADD231PS Z26, Z28, Z18
+	VFMADD231PS Z27, Z28, Z19
+	VMOVUPS     (BX)(AX*1), Z28
+	VFMADD231PS Z26, Z28, Z20
+	VFMADD231PS Z27, Z28, Z21
+	VMOVUPS     (BX)(AX*2), Z28
+	VFMADD231PS Z26, Z28, Z22
+	VFMADD231PS Z27, Z28, Z23
+	VMOVUPS     (BX)(SI*1), Z28
+	VFMADD231PS Z26, Z28, Z24
+	VFMADD231PS Z27, Z28, Z25
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_359
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        232(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_333
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_333
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_333
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_333
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_333
+	PREFETCHT1  1024(R9)
+
+pf_row_333:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_359
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_359
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       232(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_334
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_334
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_334
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_334
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_334
+	PREFETCHT1 1024(R9)
+
+pf_row_334:
+	ADDQ stride+96(FP), R9
+
+pf_skip_359:
+scores8_chunks_4:
+	VBROADCASTSS scale+64(FP), Y26
+	MOVQ         136(SP), CX
+	LEAQ         (DI)(DI*2), BX
+	LEAQ         (CX)(DI*4), DX
+	VSHUFF32X4   $0x44, Z11, Z10, Z27
+	VSHUFF32X4   $0xee, Z11, Z10, Z10
+	VADDPS       Z10, Z27, Z27
+	VSHUFF32X4   $0x44, Z13, Z12, Z10
+	VSHUFF32X4   $0xee, Z13, Z12, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFF32X4   $0x44, Z15, Z14, Z11
+	VSHUFF32X4   $0xee, Z15, Z14, Z12
+	VADDPS       Z12, Z11, Z11
+	VSHUFF32X4   $0x44, Z17, Z16, Z12
+	VSHUFF32X4   $0xee, Z17, Z16, Z13
+	VADDPS       Z13, Z12, Z12
+	VSHUFF32X4   $0x88, Z10, Z27, Z13
+	VSHUFF32X4   $0xdd, Z10, Z27, Z10
+	VADDPS       Z10, Z13, Z13
+	VSHUFF32X4   $0x88, Z12, Z11, Z10
+	VSHUFF32X4   $0xdd, Z12, Z11, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFPS      $0x88, Z10, Z13, Z11
+	VSHUFPS      $0xdd, Z10, Z13, Z10
+	VADDPS       Z10, Z11, Z11
+	VSHUFPS      $0x88, Z11, Z11, Z10
+	VSHUFPS      $0xdd, Z11, Z11, Z11
+	VADDPS       Z10, Z11, Z11
+	VMOVUPS      expconst<>+1408(SB), Z10
+	VPERMPS      Z11, Z10, Z11
+	VMULPS       Y26, Y11, Y11
+	VMAXPS       Y11, Y0, Y0
+	VEXTRACTF128 $0x01, Y11, X10
+	VMOVLPS      X11, (CX)
+	VMOVHPS      X11, (CX)(DI*1)
+	VMOVLPS      X10, (CX)(DI*2)
+	VMOVHPS      X10, (CX)(BX*1)
+	VSHUFF32X4   $0x44, Z19, Z18, Z10
+	VSHUFF32X4   $0xee, Z19, Z18, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFF32X4   $0x44, Z21, Z20, Z11
+	VSHUFF32X4   $0xee, Z21, Z20, Z12
+	VADDPS       Z12, Z11, Z11
+	VSHUFF32X4   $0x44, Z23, Z22, Z12
+	VSHUFF32X4   $0xee, Z23, Z22, Z13
+	VADDPS       Z13, Z12, Z12
+	VSHUFF32X4   $0x44, Z25, Z24, Z13
+	VSHUFF32X4   $0xee, Z25, Z24, Z14
+	VADDPS       Z14, Z13, Z13
+	VSHUFF32X4   $0x88, Z11, Z10, Z14
+	VSHUFF32X4   $0xdd, Z11, Z10, Z10
+	VADDPS       Z10, Z14, Z14
+	VSHUFF32X4   $0x88, Z13, Z12, Z10
+	VSHUFF32X4   $0xdd, Z13, Z12, Z11
+	VADDPS       Z11, Z10, Z10
+	VSHUFPS      $0x88, Z10, Z14, Z11
+	VSHUFPS      $0xdd, Z10, Z14, Z10
+	VADDPS       Z10, Z11, Z11
+	VSHUFPS      $0x88, Z11, Z11, Z10
+	VSHUFPS      $0xdd, Z11, Z11, Z11
+	VADDPS       Z10, Z11, Z11
+	VMOVUPS      expconst<>+1408(SB), Z10
+	VPERMPS      Z11, Z10, Z11
+	VMULPS       Y26, Y11, Y11
+	VMAXPS       Y11, Y1, Y1
+	VEXTRACTF128 $0x01, Y11, X10
+	VMOVLPS      X11, (DX)
+	VMOVHPS      X11, (DX)(DI*1)
+	VMOVLPS      X10, (DX)(DI*2)
+	VMOVHPS      X10, (DX)(BX*1)
+	ADDQ         $0x00000008, 136(SP)
+	SUBQ         $0x02, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*2), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores8_by2_4
+
+scores8_lone_4:
+	MOVQ 136(SP), AX
+	ADDQ DI, AX
+	MOVQ AX, 144(SP)
+	ADDQ DI, AX
+	MOVQ AX, 152(SP)
+	ADDQ DI, AX
+	MOVQ AX, 160(SP)
+	ADDQ DI, AX
+	MOVQ AX, 168(SP)
+	ADDQ DI, AX
+	MOVQ AX, 176(SP)
+	ADDQ DI, AX
+	MOVQ AX, 184(SP)
+	ADDQ DI, AX
+	MOVQ AX, 192(SP)
+
+scores8_by1_4:
+	CMPQ    56(SP), $0x00
+	JE      scores8_done_4
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    104(SP), DI
+	SUBQ    AX, DI
+	SUBQ    AX, DI
+	MOVQ    112(SP), R10
+	SUBQ    AX, R10
+	SUBQ    AX, R10
+	MOVQ    120(SP), R11
+	SUBQ    AX, R11
+	SUBQ    AX, R11
+	MOVQ    128(SP), R12
+	SUBQ    AX, R12
+	SUBQ    AX, R12
+	MOVQ    232(SP), R13
+	ADDQ    AX, R13
+	MOVQ    R13, 40(SP)
+
+scores8_chunk1_4:
+	VCVTPH2PS     (AX), Z18
+	VFMADD231PS   (CX)(AX*2), Z18, Z10
+	VFMADD231PS   (DX)(AX*2), Z18, Z11
+	VFMADD231PS   (BX)(AX*2), Z18, Z12
+	VFMADD231PS   (SI)(AX*2), Z18, Z13
+	VFMADD231PS   (DI)(AX*2), Z18, Z14
+	VFMADD231PS   (R10)(AX*2), Z18, Z15
+	VFMADD231PS   (R11)(AX*2), Z18, Z16
+	VFMADD231PS   (R12)(AX*2), Z18, Z17
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores8_chunk1_4
+	VEXTRACTF64X4 $0x01, Z10, Y18
+	VADDPS        Y18, Y10, Y18
+	VEXTRACTF32X4 $0x01, Y18, X10
+	VADDPS        X18, X10, X10
+	VMOVHLPS      X10, X10, X18
+	VADDPS        X18, X10, X10
+	VMOVSHDUP     X10, X18
+	VADDPS        X18, X10, X10
+	VMULSS        scale+64(FP), X10, X10
+	VMAXSS        X10, X2, X2
+	MOVQ          136(SP), AX
+	VMOVSS        X10, (AX)
+	ADDQ          $0x00000004, 136(SP)
+	VEXTRACTF64X4 $0x01, Z11, Y10
+	VADDPS        Y10, Y11, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X3, X3
+	MOVQ          144(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 144(SP)
+	VEXTRACTF64X4 $0x01, Z12, Y10
+	VADDPS        Y10, Y12, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X4, X4
+	MOVQ          152(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 152(SP)
+	VEXTRACTF64X4 $0x01, Z13, Y10
+	VADDPS        Y10, Y13, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X5, X5
+	MOVQ          160(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 160(SP)
+	VEXTRACTF64X4 $0x01, Z14, Y10
+	VADDPS        Y10, Y14, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X6, X6
+	MOVQ          168(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 168(SP)
+	VEXTRACTF64X4 $0x01, Z15, Y10
+	VADDPS        Y10, Y15, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X7, X7
+	MOVQ          176(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 176(SP)
+	VEXTRACTF64X4 $0x01, Z16, Y10
+	VADDPS        Y10, Y16, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X8, X8
+	MOVQ          184(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 184(SP)
+	VEXTRACTF64X4 $0x01, Z17, Y10
+	VADDPS        Y10, Y17, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDPS        X10, X11, X11
+	VMULSS        scale+64(FP), X11, X11
+	VMAXSS        X11, X9, X9
+	MOVQ          192(SP), AX
+	VMOVSS        X11, (AX)
+	ADDQ          $0x00000004, 192(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores8_by1_4
+
+scores8_done_4:
+	VPERMILPS    $0xb1, Y0, Y10
+	VMAXPS       Y10, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X10
+	VMOVAPS      X0, X11
+	VMAXSS       X2, X11, X11
+	VMOVHLPS     X0, X0, X0
+	VMAXSS       X3, X0, X0
+	VMOVAPS      X10, X2
+	VMAXSS       X4, X2, X2
+	VMOVHLPS     X10, X10, X3
+	VMAXSS       X5, X3, X3
+	VPERMILPS    $0xb1, Y1, Y4
+	VMAXPS       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X4
+	VMOVAPS      X1, X5
+	VMAXSS       X6, X5, X5
+	VMOVHLPS     X1, X1, X1
+	VMAXSS       X7, X1, X1
+	VMOVAPS      X4, X6
+	VMAXSS       X8, X6, X6
+	VMOVHLPS     X4, X4, X4
+	VMAXSS       X9, X4, X4
+	MOVQ         R9, 200(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X11, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X2, 8(AX)(CX*4)
+	VMOVSS       X3, 12(AX)(CX*4)
+	VMOVSS       X5, 16(AX)(CX*4)
+	VMOVSS       X1, 20(AX)(CX*4)
+	VMOVSS       X6, 24(AX)(CX*4)
+	VMOVSS       X4, 28(AX)(CX*4)
+	ADDQ         $0x00000008, 32(SP)
+	JMP          scores_45
+
+scores_done_93:
+scores_noocts_4:
+scores_46:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_94
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    200(SP), R9
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -72640,7 +75995,7 @@ scores4_by4_8:
 	MOVQ    96(SP), DI
 	SUBQ    CX, DI
 	SUBQ    CX, DI
-	MOVQ    168(SP), R10
+	MOVQ    232(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000020, R10
@@ -72673,27 +76028,27 @@ scores4_chunk2_8:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_342
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_360
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
-	ADDQ        168(SP), R10
+	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_319
+	JBE         pf_row_335
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_319
+	JBE         pf_row_335
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_319
+	JBE         pf_row_335
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_319
+	JBE         pf_row_335
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -72703,34 +76058,34 @@ scores4_chunk2_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_319
+	JBE         pf_row_335
 	PREFETCHT1  1024(R9)
 
-pf_row_319:
+pf_row_335:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_342
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_342
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_360
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_360
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
-	ADDQ       168(SP), R10
+	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_320
+	JBE        pf_row_336
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_320
+	JBE        pf_row_336
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_320
+	JBE        pf_row_336
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_320
+	JBE        pf_row_336
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -72740,13 +76095,13 @@ pf_row_319:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_320
+	JBE        pf_row_336
 	PREFETCHT1 1024(R9)
 
-pf_row_320:
+pf_row_336:
 	ADDQ stride+96(FP), R9
 
-pf_skip_342:
+pf_skip_360:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -72771,27 +76126,27 @@ pf_skip_342:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_343
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_361
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
-	ADDQ        168(SP), R10
+	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_321
+	JBE         pf_row_337
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_321
+	JBE         pf_row_337
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_321
+	JBE         pf_row_337
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_321
+	JBE         pf_row_337
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -72801,34 +76156,34 @@ pf_skip_342:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_321
+	JBE         pf_row_337
 	PREFETCHT1  1024(R9)
 
-pf_row_321:
+pf_row_337:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_343
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_343
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_361
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_361
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
-	ADDQ       168(SP), R10
+	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_322
+	JBE        pf_row_338
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_322
+	JBE        pf_row_338
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_322
+	JBE        pf_row_338
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_322
+	JBE        pf_row_338
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -72838,13 +76193,13 @@ pf_row_321:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_322
+	JBE        pf_row_338
 	PREFETCHT1 1024(R9)
 
-pf_row_322:
+pf_row_338:
 	ADDQ stride+96(FP), R9
 
-pf_skip_343:
+pf_skip_361:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_8
@@ -72876,27 +76231,27 @@ scores4_odd_8:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_344
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_362
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        168(SP), CX
+	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_323
+	JBE         pf_row_339
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_323
+	JBE         pf_row_339
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_323
+	JBE         pf_row_339
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_323
+	JBE         pf_row_339
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -72906,34 +76261,34 @@ scores4_odd_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_323
+	JBE         pf_row_339
 	PREFETCHT1  1024(R9)
 
-pf_row_323:
+pf_row_339:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_344
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_344
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_362
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_362
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       168(SP), CX
+	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_324
+	JBE        pf_row_340
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_324
+	JBE        pf_row_340
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_324
+	JBE        pf_row_340
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_324
+	JBE        pf_row_340
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -72943,13 +76298,13 @@ pf_row_323:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_324
+	JBE        pf_row_340
 	PREFETCHT1 1024(R9)
 
-pf_row_324:
+pf_row_340:
 	ADDQ stride+96(FP), R9
 
-pf_skip_344:
+pf_skip_362:
 scores4_chunks_8:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -73047,7 +76402,7 @@ scores4_by1_8:
 	MOVQ    96(SP), SI
 	SUBQ    AX, SI
 	SUBQ    AX, SI
-	MOVQ    168(SP), DI
+	MOVQ    232(SP), DI
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
@@ -73141,7 +76496,7 @@ scores4_done_8:
 	VMOVSHDUP    X2, X3
 	VMAXPS       X3, X2, X2
 	VMAXSS       X5, X2, X2
-	MOVQ         R9, 136(SP)
+	MOVQ         R9, 200(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -73152,15 +76507,15 @@ scores4_done_8:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_42
+	JMP          scores_46
 
-scores_done_90:
-scores_43:
+scores_done_94:
+scores_47:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_91
+	JGE     scores_done_95
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -73177,7 +76532,7 @@ scores_43:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    136(SP), R9
+	MOVQ    200(SP), R9
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -73221,7 +76576,7 @@ scores2_by8_8:
 	MOVQ    80(SP), BX
 	SUBQ    CX, BX
 	SUBQ    CX, BX
-	MOVQ    168(SP), SI
+	MOVQ    232(SP), SI
 	ADDQ    CX, SI
 	MOVQ    SI, 40(SP)
 	SUBQ    $0x00000020, SI
@@ -73257,27 +76612,27 @@ scores2_8_chunk2_8:
 	VCVTPH2PS   (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_345
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_363
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
-	ADDQ        168(SP), DI
+	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_325
+	JBE         pf_row_341
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_325
+	JBE         pf_row_341
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_325
+	JBE         pf_row_341
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_325
+	JBE         pf_row_341
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -73287,34 +76642,34 @@ scores2_8_chunk2_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_325
+	JBE         pf_row_341
 	PREFETCHT1  1024(R9)
 
-pf_row_325:
+pf_row_341:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_345
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_345
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_363
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_363
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
-	ADDQ       168(SP), DI
+	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_326
+	JBE        pf_row_342
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_326
+	JBE        pf_row_342
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_326
+	JBE        pf_row_342
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_326
+	JBE        pf_row_342
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -73324,13 +76679,13 @@ pf_row_325:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_326
+	JBE        pf_row_342
 	PREFETCHT1 1024(R9)
 
-pf_row_326:
+pf_row_342:
 	ADDQ stride+96(FP), R9
 
-pf_skip_345:
+pf_skip_363:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -73357,27 +76712,27 @@ pf_skip_345:
 	VCVTPH2PS   32(SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_346
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_364
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
-	ADDQ        168(SP), DI
+	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_327
+	JBE         pf_row_343
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_327
+	JBE         pf_row_343
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_327
+	JBE         pf_row_343
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_327
+	JBE         pf_row_343
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -73387,34 +76742,34 @@ pf_skip_345:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_327
+	JBE         pf_row_343
 	PREFETCHT1  1024(R9)
 
-pf_row_327:
+pf_row_343:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_346
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_346
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_364
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_364
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
-	ADDQ       168(SP), DI
+	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_328
+	JBE        pf_row_344
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_328
+	JBE        pf_row_344
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_328
+	JBE        pf_row_344
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_328
+	JBE        pf_row_344
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -73424,13 +76779,13 @@ pf_row_327:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_328
+	JBE        pf_row_344
 	PREFETCHT1 1024(R9)
 
-pf_row_328:
+pf_row_344:
 	ADDQ stride+96(FP), R9
 
-pf_skip_346:
+pf_skip_364:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -73465,27 +76820,27 @@ scores2_8_odd_8:
 	VCVTPH2PS   (SI)(AX*1), Z22
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
-	CMPQ        R9, 144(SP)
-	JAE         pf_skip_347
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_365
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
-	ADDQ        168(SP), CX
+	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_329
+	JBE         pf_row_345
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_329
+	JBE         pf_row_345
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_329
+	JBE         pf_row_345
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_329
+	JBE         pf_row_345
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -73495,34 +76850,34 @@ scores2_8_odd_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_329
+	JBE         pf_row_345
 	PREFETCHT1  1024(R9)
 
-pf_row_329:
+pf_row_345:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_347
-	CMPQ       R9, 144(SP)
-	JAE        pf_skip_347
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_365
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_365
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
-	ADDQ       168(SP), CX
+	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_330
+	JBE        pf_row_346
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_330
+	JBE        pf_row_346
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_330
+	JBE        pf_row_346
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_330
+	JBE        pf_row_346
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -73532,13 +76887,13 @@ pf_row_329:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_330
+	JBE        pf_row_346
 	PREFETCHT1 1024(R9)
 
-pf_row_330:
+pf_row_346:
 	ADDQ stride+96(FP), R9
 
-pf_skip_347:
+pf_skip_365:
 scores2_8_chunks_8:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -73623,7 +76978,7 @@ scores2_by1_16:
 	MOVQ    80(SP), DX
 	SUBQ    AX, DX
 	SUBQ    AX, DX
-	MOVQ    168(SP), BX
+	MOVQ    232(SP), BX
 	ADDQ    AX, BX
 	MOVQ    BX, 40(SP)
 
@@ -73681,7 +77036,7 @@ scores2_done_16:
 	VMOVSHDUP     X0, X1
 	VMAXPS        X1, X0, X0
 	VMAXSS        X3, X0, X0
-	MOVQ          R9, 136(SP)
+	MOVQ          R9, 200(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -73690,14 +77045,14 @@ scores2_done_16:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_43
+	JMP           scores_47
 
-scores_done_91:
-scores_44:
+scores_done_95:
+scores_48:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_92
+	JGE     scores_done_96
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -73713,7 +77068,7 @@ scores_44:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_10
-	MOVQ    136(SP), DI
+	MOVQ    200(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
@@ -73735,10 +77090,10 @@ scores_by8_49:
 	MOVQ        CX, R11
 	SUBQ        DX, R11
 	SUBQ        DX, R11
-	MOVQ        168(SP), R12
+	MOVQ        232(SP), R12
 	ANDQ        $0xffffffc0, R12
 	ADDQ        DX, R12
-	CMPQ        168(SP), $0x00000100
+	CMPQ        232(SP), $0x00000100
 	JNE         scores_seq_no_45
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -73764,740 +77119,11 @@ scores_by8_49:
 	VFMADD231PS Z18, Z16, Z2
 	VCVTPH2PS   224(R9), Z18
 	VFMADD231PS Z18, Z17, Z2
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_348
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_366
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R11, $0x00000080
-	JBE         pf_row_331
-	PREFETCHT1  128(DI)
-	CMPQ        R11, $0x000000c0
-	JBE         pf_row_331
-	PREFETCHT1  192(DI)
-	CMPQ        R11, $0x00000100
-	JBE         pf_row_331
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R11, $0x00000200
-	JBE         pf_row_331
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R11, $0x00000400
-	JBE         pf_row_331
-	PREFETCHT1  1024(DI)
-
-pf_row_331:
-	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_348
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_348
-	MOVQ       DI, R11
-	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R11, $0x00000080
-	JBE        pf_row_332
-	PREFETCHT1 128(DI)
-	CMPQ       R11, $0x000000c0
-	JBE        pf_row_332
-	PREFETCHT1 192(DI)
-	CMPQ       R11, $0x00000100
-	JBE        pf_row_332
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R11, $0x00000200
-	JBE        pf_row_332
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R11, $0x00000400
-	JBE        pf_row_332
-	PREFETCHT1 1024(DI)
-
-pf_row_332:
-	ADDQ stride+96(FP), DI
-
-pf_skip_348:
-	VCVTPH2PS   (R9)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z3
-	VCVTPH2PS   128(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z3
-	VCVTPH2PS   160(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z3
-	VCVTPH2PS   192(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z3
-	VCVTPH2PS   224(R9)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z3
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_349
-	MOVQ        DI, R11
-	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R11, $0x00000080
-	JBE         pf_row_333
-	PREFETCHT1  128(DI)
-	CMPQ        R11, $0x000000c0
-	JBE         pf_row_333
-	PREFETCHT1  192(DI)
-	CMPQ        R11, $0x00000100
-	JBE         pf_row_333
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R11, $0x00000200
-	JBE         pf_row_333
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R11, $0x00000400
-	JBE         pf_row_333
-	PREFETCHT1  1024(DI)
-
-pf_row_333:
-	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_349
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_349
-	MOVQ       DI, R11
-	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R11, $0x00000080
-	JBE        pf_row_334
-	PREFETCHT1 128(DI)
-	CMPQ       R11, $0x000000c0
-	JBE        pf_row_334
-	PREFETCHT1 192(DI)
-	CMPQ       R11, $0x00000100
-	JBE        pf_row_334
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R11, $0x00000200
-	JBE        pf_row_334
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R11, $0x00000400
-	JBE        pf_row_334
-	PREFETCHT1 1024(DI)
-
-pf_row_334:
-	ADDQ stride+96(FP), DI
-
-pf_skip_349:
-	VCVTPH2PS   (R9)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z4
-	VCVTPH2PS   128(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z4
-	VCVTPH2PS   160(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z4
-	VCVTPH2PS   192(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z4
-	VCVTPH2PS   224(R9)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z4
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_350
-	MOVQ        DI, R11
-	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R11, $0x00000080
-	JBE         pf_row_335
-	PREFETCHT1  128(DI)
-	CMPQ        R11, $0x000000c0
-	JBE         pf_row_335
-	PREFETCHT1  192(DI)
-	CMPQ        R11, $0x00000100
-	JBE         pf_row_335
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R11, $0x00000200
-	JBE         pf_row_335
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R11, $0x00000400
-	JBE         pf_row_335
-	PREFETCHT1  1024(DI)
-
-pf_row_335:
-	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_350
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_350
-	MOVQ       DI, R11
-	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R11, $0x00000080
-	JBE        pf_row_336
-	PREFETCHT1 128(DI)
-	CMPQ       R11, $0x000000c0
-	JBE        pf_row_336
-	PREFETCHT1 192(DI)
-	CMPQ       R11, $0x00000100
-	JBE        pf_row_336
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R11, $0x00000200
-	JBE        pf_row_336
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R11, $0x00000400
-	JBE        pf_row_336
-	PREFETCHT1 1024(DI)
-
-pf_row_336:
-	ADDQ stride+96(FP), DI
-
-pf_skip_350:
-	VCVTPH2PS   (R9)(R8*1), Z18
-	VFMADD231PS Z18, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z13, Z5
-	VCVTPH2PS   128(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z14, Z5
-	VCVTPH2PS   160(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z15, Z5
-	VCVTPH2PS   192(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z16, Z5
-	VCVTPH2PS   224(R9)(R8*1), Z18
-	VFMADD231PS Z18, Z17, Z5
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_351
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_337
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_337
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_337
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_337
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_337
-	PREFETCHT1  1024(DI)
-
-pf_row_337:
-	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_351
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_351
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_338
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_338
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_338
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_338
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_338
-	PREFETCHT1 1024(DI)
-
-pf_row_338:
-	ADDQ stride+96(FP), DI
-
-pf_skip_351:
-	VCVTPH2PS   (R10), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R10), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R10), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R10), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R10), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R10), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R10), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R10), Z18
-	VFMADD231PS Z18, Z17, Z6
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_352
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_339
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_339
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_339
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_339
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_339
-	PREFETCHT1  1024(DI)
-
-pf_row_339:
-	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_352
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_352
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_340
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_340
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_340
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_340
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_340
-	PREFETCHT1 1024(DI)
-
-pf_row_340:
-	ADDQ stride+96(FP), DI
-
-pf_skip_352:
-	VCVTPH2PS   (R10)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_353
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_341
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_341
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_341
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_341
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_341
-	PREFETCHT1  1024(DI)
-
-pf_row_341:
-	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_353
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_353
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_342
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_342
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_342
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_342
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_342
-	PREFETCHT1 1024(DI)
-
-pf_row_342:
-	ADDQ stride+96(FP), DI
-
-pf_skip_353:
-	VCVTPH2PS   (R10)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_354
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_343
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_343
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_343
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_343
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_343
-	PREFETCHT1  1024(DI)
-
-pf_row_343:
-	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_354
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_354
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_344
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_344
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_344
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_344
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_344
-	PREFETCHT1 1024(DI)
-
-pf_row_344:
-	ADDQ stride+96(FP), DI
-
-pf_skip_354:
-	VCVTPH2PS   (R10)(R8*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z17, Z9
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_355
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_345
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_345
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_345
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_345
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_345
-	PREFETCHT1  1024(DI)
-
-pf_row_345:
-	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_355
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_355
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_346
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_346
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_346
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_346
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_346
-	PREFETCHT1 1024(DI)
-
-pf_row_346:
-	ADDQ stride+96(FP), DI
-
-pf_skip_355:
-	JMP scores_reduce_49
-
-scores_seq_no_45:
-	CMPQ        168(SP), $0x00000080
-	JNE         scores_seq_no_46
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R9), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R9), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R9), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R9), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R9)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_356
-	MOVQ        DI, R11
-	ANDQ        $0x0000003f, R11
-	ADDQ        168(SP), R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
@@ -74528,13 +77154,13 @@ scores_seq_no_45:
 
 pf_row_347:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_356
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_356
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_366
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_366
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
@@ -74566,43 +77192,43 @@ pf_row_347:
 pf_row_348:
 	ADDQ stride+96(FP), DI
 
-pf_skip_356:
-	VCVTPH2PS   (R9)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R9)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z13, Z5
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_357
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+pf_skip_366:
+	VCVTPH2PS   (R9)(SI*1), Z18
+	VFMADD231PS Z18, Z10, Z3
+	VCVTPH2PS   32(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z11, Z3
+	VCVTPH2PS   64(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z12, Z3
+	VCVTPH2PS   96(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z13, Z3
+	VCVTPH2PS   128(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z14, Z3
+	VCVTPH2PS   160(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z15, Z3
+	VCVTPH2PS   192(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z16, Z3
+	VCVTPH2PS   224(R9)(SI*1), Z18
+	VFMADD231PS Z18, Z17, Z3
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_367
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
+	CMPQ        R11, $0x00000080
 	JBE         pf_row_349
 	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
+	CMPQ        R11, $0x000000c0
 	JBE         pf_row_349
 	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
+	CMPQ        R11, $0x00000100
 	JBE         pf_row_349
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
+	CMPQ        R11, $0x00000200
 	JBE         pf_row_349
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
@@ -74612,34 +77238,34 @@ pf_skip_356:
 	PREFETCHT1  832(DI)
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
+	CMPQ        R11, $0x00000400
 	JBE         pf_row_349
 	PREFETCHT1  1024(DI)
 
 pf_row_349:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_357
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_357
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_367
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_367
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
+	CMPQ       R11, $0x00000080
 	JBE        pf_row_350
 	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
+	CMPQ       R11, $0x000000c0
 	JBE        pf_row_350
 	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
+	CMPQ       R11, $0x00000100
 	JBE        pf_row_350
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
+	CMPQ       R11, $0x00000200
 	JBE        pf_row_350
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
@@ -74649,50 +77275,50 @@ pf_row_349:
 	PREFETCHT1 832(DI)
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
+	CMPQ       R11, $0x00000400
 	JBE        pf_row_350
 	PREFETCHT1 1024(DI)
 
 pf_row_350:
 	ADDQ stride+96(FP), DI
 
-pf_skip_357:
-	VCVTPH2PS   (R10), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R10), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R10), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R10), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R10)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_358
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+pf_skip_367:
+	VCVTPH2PS   (R9)(SI*2), Z18
+	VFMADD231PS Z18, Z10, Z4
+	VCVTPH2PS   32(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z11, Z4
+	VCVTPH2PS   64(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z12, Z4
+	VCVTPH2PS   96(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z13, Z4
+	VCVTPH2PS   128(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z14, Z4
+	VCVTPH2PS   160(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z15, Z4
+	VCVTPH2PS   192(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z16, Z4
+	VCVTPH2PS   224(R9)(SI*2), Z18
+	VFMADD231PS Z18, Z17, Z4
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_368
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
+	CMPQ        R11, $0x00000080
 	JBE         pf_row_351
 	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
+	CMPQ        R11, $0x000000c0
 	JBE         pf_row_351
 	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
+	CMPQ        R11, $0x00000100
 	JBE         pf_row_351
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
+	CMPQ        R11, $0x00000200
 	JBE         pf_row_351
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
@@ -74702,34 +77328,34 @@ pf_skip_357:
 	PREFETCHT1  832(DI)
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
+	CMPQ        R11, $0x00000400
 	JBE         pf_row_351
 	PREFETCHT1  1024(DI)
 
 pf_row_351:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_358
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_358
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_368
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_368
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
+	CMPQ       R11, $0x00000080
 	JBE        pf_row_352
 	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
+	CMPQ       R11, $0x000000c0
 	JBE        pf_row_352
 	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
+	CMPQ       R11, $0x00000100
 	JBE        pf_row_352
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
+	CMPQ       R11, $0x00000200
 	JBE        pf_row_352
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
@@ -74739,35 +77365,35 @@ pf_row_351:
 	PREFETCHT1 832(DI)
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
+	CMPQ       R11, $0x00000400
 	JBE        pf_row_352
 	PREFETCHT1 1024(DI)
 
 pf_row_352:
 	ADDQ stride+96(FP), DI
 
-pf_skip_358:
-	VCVTPH2PS   (R10)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R10)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_359
+pf_skip_368:
+	VCVTPH2PS   (R9)(R8*1), Z18
+	VFMADD231PS Z18, Z10, Z5
+	VCVTPH2PS   32(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z11, Z5
+	VCVTPH2PS   64(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z12, Z5
+	VCVTPH2PS   96(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z13, Z5
+	VCVTPH2PS   128(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z14, Z5
+	VCVTPH2PS   160(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z15, Z5
+	VCVTPH2PS   192(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z16, Z5
+	VCVTPH2PS   224(R9)(R8*1), Z18
+	VFMADD231PS Z18, Z17, Z5
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_369
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
-	ADDQ        168(SP), R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
@@ -74798,13 +77424,13 @@ pf_skip_358:
 
 pf_row_353:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_359
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_359
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_369
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_369
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
-	ADDQ       168(SP), R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
@@ -74836,7 +77462,736 @@ pf_row_353:
 pf_row_354:
 	ADDQ stride+96(FP), DI
 
-pf_skip_359:
+pf_skip_369:
+	VCVTPH2PS   (R10), Z18
+	VFMADD231PS Z18, Z10, Z6
+	VCVTPH2PS   32(R10), Z18
+	VFMADD231PS Z18, Z11, Z6
+	VCVTPH2PS   64(R10), Z18
+	VFMADD231PS Z18, Z12, Z6
+	VCVTPH2PS   96(R10), Z18
+	VFMADD231PS Z18, Z13, Z6
+	VCVTPH2PS   128(R10), Z18
+	VFMADD231PS Z18, Z14, Z6
+	VCVTPH2PS   160(R10), Z18
+	VFMADD231PS Z18, Z15, Z6
+	VCVTPH2PS   192(R10), Z18
+	VFMADD231PS Z18, Z16, Z6
+	VCVTPH2PS   224(R10), Z18
+	VFMADD231PS Z18, Z17, Z6
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_370
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_355
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_355
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_355
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_355
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_355
+	PREFETCHT1  1024(DI)
+
+pf_row_355:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_370
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_370
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_356
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_356
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_356
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_356
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_356
+	PREFETCHT1 1024(DI)
+
+pf_row_356:
+	ADDQ stride+96(FP), DI
+
+pf_skip_370:
+	VCVTPH2PS   (R10)(SI*1), Z18
+	VFMADD231PS Z18, Z10, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z11, Z7
+	VCVTPH2PS   64(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z12, Z7
+	VCVTPH2PS   96(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z13, Z7
+	VCVTPH2PS   128(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z14, Z7
+	VCVTPH2PS   160(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z15, Z7
+	VCVTPH2PS   192(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z16, Z7
+	VCVTPH2PS   224(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z17, Z7
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_371
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_357
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_357
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_357
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_357
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_357
+	PREFETCHT1  1024(DI)
+
+pf_row_357:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_371
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_371
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_358
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_358
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_358
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_358
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_358
+	PREFETCHT1 1024(DI)
+
+pf_row_358:
+	ADDQ stride+96(FP), DI
+
+pf_skip_371:
+	VCVTPH2PS   (R10)(SI*2), Z18
+	VFMADD231PS Z18, Z10, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z11, Z8
+	VCVTPH2PS   64(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z12, Z8
+	VCVTPH2PS   96(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z13, Z8
+	VCVTPH2PS   128(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z14, Z8
+	VCVTPH2PS   160(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z15, Z8
+	VCVTPH2PS   192(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z16, Z8
+	VCVTPH2PS   224(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z17, Z8
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_372
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_359
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_359
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_359
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_359
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_359
+	PREFETCHT1  1024(DI)
+
+pf_row_359:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_372
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_372
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_360
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_360
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_360
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_360
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_360
+	PREFETCHT1 1024(DI)
+
+pf_row_360:
+	ADDQ stride+96(FP), DI
+
+pf_skip_372:
+	VCVTPH2PS   (R10)(R8*1), Z18
+	VFMADD231PS Z18, Z10, Z9
+	VCVTPH2PS   32(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z11, Z9
+	VCVTPH2PS   64(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z12, Z9
+	VCVTPH2PS   96(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z13, Z9
+	VCVTPH2PS   128(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z14, Z9
+	VCVTPH2PS   160(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z15, Z9
+	VCVTPH2PS   192(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z16, Z9
+	VCVTPH2PS   224(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z17, Z9
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_373
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_361
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_361
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_361
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_361
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_361
+	PREFETCHT1  1024(DI)
+
+pf_row_361:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_373
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_373
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_362
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_362
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_362
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_362
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_362
+	PREFETCHT1 1024(DI)
+
+pf_row_362:
+	ADDQ stride+96(FP), DI
+
+pf_skip_373:
+	JMP scores_reduce_49
+
+scores_seq_no_45:
+	CMPQ        232(SP), $0x00000080
+	JNE         scores_seq_no_46
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VCVTPH2PS   (R9), Z14
+	VFMADD231PS Z14, Z10, Z2
+	VCVTPH2PS   32(R9), Z14
+	VFMADD231PS Z14, Z11, Z2
+	VCVTPH2PS   64(R9), Z14
+	VFMADD231PS Z14, Z12, Z2
+	VCVTPH2PS   96(R9), Z14
+	VFMADD231PS Z14, Z13, Z2
+	VCVTPH2PS   (R9)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z3
+	VCVTPH2PS   32(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z3
+	VCVTPH2PS   64(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z3
+	VCVTPH2PS   96(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z3
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_374
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        232(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_363
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_363
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_363
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_363
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_363
+	PREFETCHT1  1024(DI)
+
+pf_row_363:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_374
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_374
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_364
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_364
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_364
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_364
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_364
+	PREFETCHT1 1024(DI)
+
+pf_row_364:
+	ADDQ stride+96(FP), DI
+
+pf_skip_374:
+	VCVTPH2PS   (R9)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z4
+	VCVTPH2PS   32(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z4
+	VCVTPH2PS   64(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z4
+	VCVTPH2PS   96(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z4
+	VCVTPH2PS   (R9)(R8*1), Z14
+	VFMADD231PS Z14, Z10, Z5
+	VCVTPH2PS   32(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z11, Z5
+	VCVTPH2PS   64(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z12, Z5
+	VCVTPH2PS   96(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z13, Z5
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_375
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_365
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_365
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_365
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_365
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_365
+	PREFETCHT1  1024(DI)
+
+pf_row_365:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_375
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_375
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_366
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_366
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_366
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_366
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_366
+	PREFETCHT1 1024(DI)
+
+pf_row_366:
+	ADDQ stride+96(FP), DI
+
+pf_skip_375:
+	VCVTPH2PS   (R10), Z14
+	VFMADD231PS Z14, Z10, Z6
+	VCVTPH2PS   32(R10), Z14
+	VFMADD231PS Z14, Z11, Z6
+	VCVTPH2PS   64(R10), Z14
+	VFMADD231PS Z14, Z12, Z6
+	VCVTPH2PS   96(R10), Z14
+	VFMADD231PS Z14, Z13, Z6
+	VCVTPH2PS   (R10)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z7
+	VCVTPH2PS   64(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z7
+	VCVTPH2PS   96(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z7
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_376
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_367
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_367
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_367
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_367
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_367
+	PREFETCHT1  1024(DI)
+
+pf_row_367:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_376
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_376
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_368
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_368
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_368
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_368
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_368
+	PREFETCHT1 1024(DI)
+
+pf_row_368:
+	ADDQ stride+96(FP), DI
+
+pf_skip_376:
+	VCVTPH2PS   (R10)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z8
+	VCVTPH2PS   64(R10)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z8
+	VCVTPH2PS   96(R10)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z8
+	VCVTPH2PS   (R10)(R8*1), Z14
+	VFMADD231PS Z14, Z10, Z9
+	VCVTPH2PS   32(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z11, Z9
+	VCVTPH2PS   64(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z12, Z9
+	VCVTPH2PS   96(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z13, Z9
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_377
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_369
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_369
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_369
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_369
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_369
+	PREFETCHT1  1024(DI)
+
+pf_row_369:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_377
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_377
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_370
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_370
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_370
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_370
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_370
+	PREFETCHT1 1024(DI)
+
+pf_row_370:
+	ADDQ stride+96(FP), DI
+
+pf_skip_377:
 	JMP scores_reduce_49
 
 scores_seq_no_46:
@@ -74861,27 +78216,27 @@ scores_pairs_55:
 	VFMADD231PS Z11, Z10, Z8
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
-	CMPQ        DI, 144(SP)
-	JAE         pf_skip_360
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_378
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
-	ADDQ        168(SP), R13
+	ADDQ        232(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_355
+	JBE         pf_row_371
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_355
+	JBE         pf_row_371
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_355
+	JBE         pf_row_371
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_355
+	JBE         pf_row_371
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -74891,34 +78246,34 @@ scores_pairs_55:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_355
+	JBE         pf_row_371
 	PREFETCHT1  1024(DI)
 
-pf_row_355:
+pf_row_371:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_360
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_360
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_378
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_378
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
-	ADDQ       168(SP), R13
+	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_356
+	JBE        pf_row_372
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_356
+	JBE        pf_row_372
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_356
+	JBE        pf_row_372
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_356
+	JBE        pf_row_372
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -74928,13 +78283,13 @@ pf_row_355:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_356
+	JBE        pf_row_372
 	PREFETCHT1 1024(DI)
 
-pf_row_356:
+pf_row_372:
 	ADDQ stride+96(FP), DI
 
-pf_skip_360:
+pf_skip_378:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -74958,7 +78313,7 @@ pf_skip_360:
 	JB          scores_pairs_55
 
 scores_odd_55:
-	MOVQ        168(SP), R12
+	MOVQ        232(SP), R12
 	ADDQ        DX, R12
 	CMPQ        R9, R12
 	JAE         scores_half_55
@@ -75019,10 +78374,10 @@ scores_reduce_49:
 
 scores_by1_49:
 	TESTQ   BX, BX
-	JZ      scores_done_93
+	JZ      scores_done_97
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 	SUBQ    DX, R11
@@ -75051,7 +78406,7 @@ scores_chunk1_49:
 	ADDQ          SI, DX
 	JMP           scores_by1_49
 
-scores_done_93:
+scores_done_97:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -75059,7 +78414,7 @@ scores_done_93:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	MOVQ          DI, 136(SP)
+	MOVQ          DI, 200(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -75090,10 +78445,10 @@ scores_by8_50:
 	MOVQ        CX, R10
 	SUBQ        DX, R10
 	SUBQ        DX, R10
-	MOVQ        168(SP), R11
+	MOVQ        232(SP), R11
 	ANDQ        $0xffffffc0, R11
 	ADDQ        DX, R11
-	CMPQ        168(SP), $0x00000100
+	CMPQ        232(SP), $0x00000100
 	JNE         scores_seq_no_47
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -75234,7 +78589,7 @@ scores_by8_50:
 	JMP         scores_reduce_50
 
 scores_seq_no_47:
-	CMPQ        168(SP), $0x00000080
+	CMPQ        232(SP), $0x00000080
 	JNE         scores_seq_no_48
 	VMOVUPS     (CX), Z10
 	VMOVUPS     64(CX), Z11
@@ -75351,7 +78706,7 @@ scores_pairs_56:
 	JB          scores_pairs_56
 
 scores_odd_56:
-	MOVQ        168(SP), R11
+	MOVQ        232(SP), R11
 	ADDQ        DX, R11
 	CMPQ        R8, R11
 	JAE         scores_half_56
@@ -75412,10 +78767,10 @@ scores_reduce_50:
 
 scores_by1_50:
 	TESTQ   BX, BX
-	JZ      scores_done_94
+	JZ      scores_done_98
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 	SUBQ    DX, R10
@@ -75444,7 +78799,7 @@ scores_chunk1_50:
 	ADDQ          SI, DX
 	JMP           scores_by1_50
 
-scores_done_94:
+scores_done_98:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -75461,9 +78816,9 @@ scores_done_94:
 
 scores_first_done_10:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_44
+	JMP  scores_48
 
-scores_done_92:
+scores_done_96:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_39:
@@ -75904,14 +79259,17 @@ exp_done_68:
 	JMP    softmax_40
 
 softmax_done_40:
-	MOVQ $0x00000000, 32(SP)
+	MOVQ  $0x00000000, 32(SP)
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000002, AX
+	JZ    pv_noocts_4
 
-pv_42:
+pv_45:
 	MOVQ  32(SP), AX
-	ADDQ  $0x00000003, AX
+	ADDQ  $0x00000007, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_42
+	JGE   pv_done_45
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -75929,7 +79287,383 @@ pv_42:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  152(SP), R9
+	MOVQ  216(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 72(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 80(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 88(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 96(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pv8_block_7:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv8_next_7
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    72(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	MOVQ    80(SP), BX
+	VMOVUPS (BX)(DX*1), Z10
+	VMOVUPS 64(BX)(DX*1), Z11
+	MOVQ    88(SP), BX
+	VMOVUPS (BX)(DX*1), Z12
+	VMOVUPS 64(BX)(DX*1), Z13
+	MOVQ    96(SP), BX
+	VMOVUPS (BX)(DX*1), Z14
+	VMOVUPS 64(BX)(DX*1), Z15
+	MOVQ    104(SP), BX
+	LEAQ    (BX)(DI*4), SI
+	MOVQ    DX, R10
+	SHRQ    $0x01, R10
+	ADDQ    112(SP), R10
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pv8_merge_7
+
+pv8_row_7:
+	VCVTPH2PS    (R10), Z16
+	VCVTPH2PS    32(R10), Z17
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	VBROADCASTSS (BX)(DI*1), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z3
+	VBROADCASTSS (BX)(DI*2), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z5
+	VBROADCASTSS (BX)(CX*1), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z7
+	VBROADCASTSS (SI), Z18
+	VFMADD231PS  Z16, Z18, Z8
+	VFMADD231PS  Z17, Z18, Z9
+	VBROADCASTSS (SI)(DI*1), Z18
+	VFMADD231PS  Z16, Z18, Z10
+	VFMADD231PS  Z17, Z18, Z11
+	VBROADCASTSS (SI)(DI*2), Z18
+	VFMADD231PS  Z16, Z18, Z12
+	VFMADD231PS  Z17, Z18, Z13
+	VBROADCASTSS (SI)(CX*1), Z18
+	VFMADD231PS  Z16, Z18, Z14
+	VFMADD231PS  Z17, Z18, Z15
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_379
+	MOVQ         R9, R12
+	ANDQ         $0x0000003f, R12
+	ADDQ         232(SP), R12
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R12, $0x00000080
+	JBE          pf_row_373
+	PREFETCHT1   128(R9)
+	CMPQ         R12, $0x000000c0
+	JBE          pf_row_373
+	PREFETCHT1   192(R9)
+	CMPQ         R12, $0x00000100
+	JBE          pf_row_373
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R12, $0x00000200
+	JBE          pf_row_373
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R12, $0x00000400
+	JBE          pf_row_373
+	PREFETCHT1   1024(R9)
+
+pf_row_373:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_379
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_379
+	MOVQ       R9, R12
+	ANDQ       $0x0000003f, R12
+	ADDQ       232(SP), R12
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R12, $0x00000080
+	JBE        pf_row_374
+	PREFETCHT1 128(R9)
+	CMPQ       R12, $0x000000c0
+	JBE        pf_row_374
+	PREFETCHT1 192(R9)
+	CMPQ       R12, $0x00000100
+	JBE        pf_row_374
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R12, $0x00000200
+	JBE        pf_row_374
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R12, $0x00000400
+	JBE        pf_row_374
+	PREFETCHT1 1024(R9)
+
+pf_row_374:
+	ADDQ stride+96(FP), R9
+
+pf_skip_379:
+	ADDQ $0x04, BX
+	ADDQ $0x04, SI
+	ADDQ R8, R10
+	DECQ R11
+	JNZ  pv8_row_7
+
+pv8_merge_7:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	MOVQ    72(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	MOVQ    80(SP), BX
+	VMOVUPS Z10, (BX)(DX*1)
+	VMOVUPS Z11, 64(BX)(DX*1)
+	MOVQ    88(SP), BX
+	VMOVUPS Z12, (BX)(DX*1)
+	VMOVUPS Z13, 64(BX)(DX*1)
+	MOVQ    96(SP), BX
+	VMOVUPS Z14, (BX)(DX*1)
+	VMOVUPS Z15, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 128(SP)
+	JMP     pv8_block_7
+
+pv8_next_7:
+pv8_block_8:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv8_next_8
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    72(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	MOVQ    80(SP), BX
+	VMOVUPS (BX)(DX*1), Z5
+	MOVQ    88(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	MOVQ    96(SP), BX
+	VMOVUPS (BX)(DX*1), Z7
+	MOVQ    104(SP), BX
+	LEAQ    (BX)(DI*4), SI
+	MOVQ    DX, R10
+	SHRQ    $0x01, R10
+	ADDQ    112(SP), R10
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pv8_merge_8
+
+pv8_row_8:
+	VCVTPH2PS    (R10), Z8
+	VBROADCASTSS (BX), Z9
+	VFMADD231PS  Z8, Z9, Z0
+	VBROADCASTSS (BX)(DI*1), Z9
+	VFMADD231PS  Z8, Z9, Z1
+	VBROADCASTSS (BX)(DI*2), Z9
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS (BX)(CX*1), Z9
+	VFMADD231PS  Z8, Z9, Z3
+	VBROADCASTSS (SI), Z9
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS (SI)(DI*1), Z9
+	VFMADD231PS  Z8, Z9, Z5
+	VBROADCASTSS (SI)(DI*2), Z9
+	VFMADD231PS  Z8, Z9, Z6
+	VBROADCASTSS (SI)(CX*1), Z9
+	VFMADD231PS  Z8, Z9, Z7
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_380
+	MOVQ         R9, R12
+	ANDQ         $0x0000003f, R12
+	ADDQ         232(SP), R12
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R12, $0x00000080
+	JBE          pf_row_375
+	PREFETCHT1   128(R9)
+	CMPQ         R12, $0x000000c0
+	JBE          pf_row_375
+	PREFETCHT1   192(R9)
+	CMPQ         R12, $0x00000100
+	JBE          pf_row_375
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R12, $0x00000200
+	JBE          pf_row_375
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R12, $0x00000400
+	JBE          pf_row_375
+	PREFETCHT1   1024(R9)
+
+pf_row_375:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_380
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_380
+	MOVQ       R9, R12
+	ANDQ       $0x0000003f, R12
+	ADDQ       232(SP), R12
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R12, $0x00000080
+	JBE        pf_row_376
+	PREFETCHT1 128(R9)
+	CMPQ       R12, $0x000000c0
+	JBE        pf_row_376
+	PREFETCHT1 192(R9)
+	CMPQ       R12, $0x00000100
+	JBE        pf_row_376
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R12, $0x00000200
+	JBE        pf_row_376
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R12, $0x00000400
+	JBE        pf_row_376
+	PREFETCHT1 1024(R9)
+
+pf_row_376:
+	ADDQ stride+96(FP), R9
+
+pf_skip_380:
+	ADDQ $0x04, BX
+	ADDQ $0x04, SI
+	ADDQ R8, R10
+	DECQ R11
+	JNZ  pv8_row_8
+
+pv8_merge_8:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	MOVQ    72(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	MOVQ    80(SP), BX
+	VMOVUPS Z5, (BX)(DX*1)
+	MOVQ    88(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	MOVQ    96(SP), BX
+	VMOVUPS Z7, (BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pv8_block_8
+
+pv8_next_8:
+	MOVQ R9, 216(SP)
+	ADDQ $0x00000008, 32(SP)
+	JMP  pv_45
+
+pv_done_45:
+pv_noocts_4:
+pv_46:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_46
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  216(SP), R9
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -76002,27 +79736,27 @@ pv4_row_22:
 	VFMADD231PS  Z17, Z20, Z13
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
-	CMPQ         R9, 160(SP)
-	JAE          pf_skip_361
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_381
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
-	ADDQ         168(SP), R11
+	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_357
+	JBE          pf_row_377
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_357
+	JBE          pf_row_377
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_357
+	JBE          pf_row_377
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_357
+	JBE          pf_row_377
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -76032,34 +79766,34 @@ pv4_row_22:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_357
+	JBE          pf_row_377
 	PREFETCHT1   1024(R9)
 
-pf_row_357:
+pf_row_377:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_361
-	CMPQ       R9, 160(SP)
-	JAE        pf_skip_361
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_381
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_381
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_358
+	JBE        pf_row_378
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_358
+	JBE        pf_row_378
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_358
+	JBE        pf_row_378
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_358
+	JBE        pf_row_378
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -76069,13 +79803,13 @@ pf_row_357:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_358
+	JBE        pf_row_378
 	PREFETCHT1 1024(R9)
 
-pf_row_358:
+pf_row_378:
 	ADDQ stride+96(FP), R9
 
-pf_skip_361:
+pf_skip_381:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -76147,27 +79881,27 @@ pv4_row_23:
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
-	CMPQ         R9, 160(SP)
-	JAE          pf_skip_362
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_382
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
-	ADDQ         168(SP), R11
+	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_359
+	JBE          pf_row_379
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_359
+	JBE          pf_row_379
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_359
+	JBE          pf_row_379
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_359
+	JBE          pf_row_379
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -76177,34 +79911,34 @@ pv4_row_23:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_359
+	JBE          pf_row_379
 	PREFETCHT1   1024(R9)
 
-pf_row_359:
+pf_row_379:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_362
-	CMPQ       R9, 160(SP)
-	JAE        pf_skip_362
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_382
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_382
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_360
+	JBE        pf_row_380
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_360
+	JBE        pf_row_380
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_360
+	JBE        pf_row_380
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_360
+	JBE        pf_row_380
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -76214,13 +79948,13 @@ pf_row_359:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_360
+	JBE        pf_row_380
 	PREFETCHT1 1024(R9)
 
-pf_row_360:
+pf_row_380:
 	ADDQ stride+96(FP), R9
 
-pf_skip_362:
+pf_skip_382:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -76275,27 +80009,27 @@ pv4_row_24:
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
-	CMPQ         R9, 160(SP)
-	JAE          pf_skip_363
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_383
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
-	ADDQ         168(SP), R11
+	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_361
+	JBE          pf_row_381
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_361
+	JBE          pf_row_381
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_361
+	JBE          pf_row_381
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_361
+	JBE          pf_row_381
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -76305,34 +80039,34 @@ pv4_row_24:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_361
+	JBE          pf_row_381
 	PREFETCHT1   1024(R9)
 
-pf_row_361:
+pf_row_381:
 	ADDQ       stride+96(FP), R9
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_363
-	CMPQ       R9, 160(SP)
-	JAE        pf_skip_363
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_383
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_383
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
-	ADDQ       168(SP), R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_362
+	JBE        pf_row_382
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_362
+	JBE        pf_row_382
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_362
+	JBE        pf_row_382
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_362
+	JBE        pf_row_382
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -76342,13 +80076,13 @@ pf_row_361:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_362
+	JBE        pf_row_382
 	PREFETCHT1 1024(R9)
 
-pf_row_362:
+pf_row_382:
 	ADDQ stride+96(FP), R9
 
-pf_skip_363:
+pf_skip_383:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -76367,17 +80101,17 @@ pv4_merge_24:
 	JMP     pv4_block_24
 
 pv4_next_24:
-	MOVQ R9, 152(SP)
+	MOVQ R9, 216(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_42
+	JMP  pv_46
 
-pv_done_42:
-pv_43:
+pv_done_46:
+pv_47:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_43
+	JGE   pv_done_47
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -76394,7 +80128,7 @@ pv_43:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  152(SP), R10
+	MOVQ  216(SP), R10
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -76465,27 +80199,27 @@ pv2_pair_58:
 	VFMADD231PS  Z21, Z16, Z13
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_364
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_384
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_363
+	JBE          pf_row_383
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_363
+	JBE          pf_row_383
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_363
+	JBE          pf_row_383
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_363
+	JBE          pf_row_383
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -76495,34 +80229,34 @@ pv2_pair_58:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_363
+	JBE          pf_row_383
 	PREFETCHT1   1024(R10)
 
-pf_row_363:
+pf_row_383:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_364
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_364
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_384
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_384
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_364
+	JBE        pf_row_384
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_364
+	JBE        pf_row_384
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_364
+	JBE        pf_row_384
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_364
+	JBE        pf_row_384
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -76532,13 +80266,13 @@ pf_row_363:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_364
+	JBE        pf_row_384
 	PREFETCHT1 1024(R10)
 
-pf_row_364:
+pf_row_384:
 	ADDQ stride+96(FP), R10
 
-pf_skip_364:
+pf_skip_384:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -76631,27 +80365,27 @@ pv2_pair_59:
 	VBROADCASTSS 4(BX)(CX*1), Z8
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_365
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_385
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_365
+	JBE          pf_row_385
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_365
+	JBE          pf_row_385
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_365
+	JBE          pf_row_385
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_365
+	JBE          pf_row_385
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -76661,34 +80395,34 @@ pv2_pair_59:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_365
+	JBE          pf_row_385
 	PREFETCHT1   1024(R10)
 
-pf_row_365:
+pf_row_385:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_365
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_365
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_385
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_385
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_366
+	JBE        pf_row_386
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_366
+	JBE        pf_row_386
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_366
+	JBE        pf_row_386
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_366
+	JBE        pf_row_386
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -76698,13 +80432,13 @@ pf_row_365:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_366
+	JBE        pf_row_386
 	PREFETCHT1 1024(R10)
 
-pf_row_366:
+pf_row_386:
 	ADDQ stride+96(FP), R10
 
-pf_skip_365:
+pf_skip_385:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -76773,27 +80507,27 @@ pv2_pair_60:
 	VFMADD231PS  Z4, Z6, Z1
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
-	CMPQ         R10, 160(SP)
-	JAE          pf_skip_366
+	CMPQ         R10, 224(SP)
+	JAE          pf_skip_386
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
-	ADDQ         168(SP), R8
+	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_367
+	JBE          pf_row_387
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_367
+	JBE          pf_row_387
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_367
+	JBE          pf_row_387
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_367
+	JBE          pf_row_387
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -76803,34 +80537,34 @@ pv2_pair_60:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_367
+	JBE          pf_row_387
 	PREFETCHT1   1024(R10)
 
-pf_row_367:
+pf_row_387:
 	ADDQ       stride+96(FP), R10
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_366
-	CMPQ       R10, 160(SP)
-	JAE        pf_skip_366
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_386
+	CMPQ       R10, 224(SP)
+	JAE        pf_skip_386
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
-	ADDQ       168(SP), R8
+	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_368
+	JBE        pf_row_388
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_368
+	JBE        pf_row_388
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_368
+	JBE        pf_row_388
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_368
+	JBE        pf_row_388
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -76840,13 +80574,13 @@ pf_row_367:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_368
+	JBE        pf_row_388
 	PREFETCHT1 1024(R10)
 
-pf_row_368:
+pf_row_388:
 	ADDQ stride+96(FP), R10
 
-pf_skip_366:
+pf_skip_386:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -76877,16 +80611,16 @@ pv2_merge_60:
 	JMP     pv2_block_60
 
 pv2_next_60:
-	MOVQ R10, 152(SP)
+	MOVQ R10, 216(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_43
+	JMP  pv_47
 
-pv_done_43:
-pv_44:
+pv_done_47:
+pv_48:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_44
+	JGE   pv_done_48
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -77520,9 +81254,9 @@ pv_merge_212:
 pv_next_212:
 first_done_10:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_44
+	JMP  pv_48
 
-pv_done_44:
+pv_done_48:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -77577,14 +81311,14 @@ norm_done_20:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactQ8AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeExactQ8AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactQ8AVX2Pos(SB), NOSPLIT, $192-112
+TEXT ·flashDecodeExactQ8AVX2Pos(SB), NOSPLIT, $256-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 184(SP)
+	MOVQ   AX, 248(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_21:
@@ -77642,24 +81376,24 @@ tile_21:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
-	MOVQ    $0x00000001, 152(SP)
-	MOVQ    $0x00000001, 176(SP)
+	MOVQ    CX, 232(SP)
+	MOVQ    $0x00000001, 216(SP)
+	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_45:
+scores_49:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_95
+	JGE     scores_done_99
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -77673,8 +81407,8 @@ scores_45:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    136(SP), DI
-	MOVQ    152(SP), R8
+	MOVQ    200(SP), DI
+	MOVQ    216(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -77698,11 +81432,11 @@ scores_by8_51:
 	SUBQ   DX, R12
 	SUBQ   DX, R12
 	SUBQ   DX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ANDQ   $0x00000000, R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 
 scores_q8_11:
@@ -77782,29 +81516,29 @@ scores_q8_11:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_367
+	JNZ          pf_skip_387
 	MOVQ         ng+16(FP), R8
-	CMPQ         DI, 144(SP)
-	JAE          pf_skip_367
+	CMPQ         DI, 208(SP)
+	JAE          pf_skip_387
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_369
+	JBE          pf_row_389
 	PREFETCHT1   128(DI)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_369
+	JBE          pf_row_389
 	PREFETCHT1   192(DI)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_369
+	JBE          pf_row_389
 	PREFETCHT1   256(DI)
 	PREFETCHT1   320(DI)
 	PREFETCHT1   384(DI)
 	PREFETCHT1   448(DI)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_369
+	JBE          pf_row_389
 	PREFETCHT1   512(DI)
 	PREFETCHT1   576(DI)
 	PREFETCHT1   640(DI)
@@ -77814,34 +81548,34 @@ scores_q8_11:
 	PREFETCHT1   896(DI)
 	PREFETCHT1   960(DI)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_369
+	JBE          pf_row_389
 	PREFETCHT1   1024(DI)
 
-pf_row_369:
+pf_row_389:
 	ADDQ       stride+96(FP), DI
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_367
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_367
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_387
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_387
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_370
+	JBE        pf_row_390
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_370
+	JBE        pf_row_390
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_370
+	JBE        pf_row_390
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_370
+	JBE        pf_row_390
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -77851,13 +81585,13 @@ pf_row_369:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_370
+	JBE        pf_row_390
 	PREFETCHT1 1024(DI)
 
-pf_row_370:
+pf_row_390:
 	ADDQ stride+96(FP), DI
 
-pf_skip_367:
+pf_skip_387:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -77883,10 +81617,10 @@ pf_skip_367:
 
 scores_by1_51:
 	TESTQ  BX, BX
-	JZ     scores_done_96
+	JZ     scores_done_100
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 
@@ -77921,7 +81655,7 @@ scores_chunk1_51:
 	ADDQ         SI, DX
 	JMP          scores_by1_51
 
-scores_done_96:
+scores_done_100:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -77929,8 +81663,8 @@ scores_done_96:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 136(SP)
-	MOVQ         R8, 152(SP)
+	MOVQ         DI, 200(SP)
+	MOVQ         R8, 216(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -77938,9 +81672,9 @@ scores_done_96:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_45
+	JMP          scores_49
 
-scores_done_95:
+scores_done_99:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_41:
@@ -78434,11 +82168,11 @@ exp_done_70:
 softmax_done_42:
 	MOVQ $0x00000000, 32(SP)
 
-pv_45:
+pv_49:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_45
+	JGE   pv_done_49
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -78452,8 +82186,8 @@ pv_45:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  160(SP), R8
-	MOVQ  176(SP), R9
+	MOVQ  224(SP), R8
+	MOVQ  240(SP), R9
 	XORQ  R10, R10
 
 pv_block_213:
@@ -78513,29 +82247,29 @@ pv_single_213:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_368
+	JNZ          pf_skip_388
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_368
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_388
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_371
+	JBE          pf_row_391
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_371
+	JBE          pf_row_391
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_371
+	JBE          pf_row_391
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_371
+	JBE          pf_row_391
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -78545,34 +82279,34 @@ pv_single_213:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_371
+	JBE          pf_row_391
 	PREFETCHT1   1024(R8)
 
-pf_row_371:
+pf_row_391:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_368
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_368
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_388
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_388
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_372
+	JBE        pf_row_392
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_372
+	JBE        pf_row_392
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_372
+	JBE        pf_row_392
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_372
+	JBE        pf_row_392
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -78582,13 +82316,13 @@ pf_row_371:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_372
+	JBE        pf_row_392
 	PREFETCHT1 1024(R8)
 
-pf_row_372:
+pf_row_392:
 	ADDQ stride+96(FP), R8
 
-pf_skip_368:
+pf_skip_388:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -78665,29 +82399,29 @@ pv_pair_214:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_369
+	JNZ          pf_skip_389
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_369
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_389
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_373
+	JBE          pf_row_393
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_373
+	JBE          pf_row_393
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_373
+	JBE          pf_row_393
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_373
+	JBE          pf_row_393
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -78697,34 +82431,34 @@ pv_pair_214:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_373
+	JBE          pf_row_393
 	PREFETCHT1   1024(R8)
 
-pf_row_373:
+pf_row_393:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_369
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_369
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_389
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_389
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_374
+	JBE        pf_row_394
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_374
+	JBE        pf_row_394
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_374
+	JBE        pf_row_394
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_374
+	JBE        pf_row_394
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -78734,13 +82468,13 @@ pf_row_373:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_374
+	JBE        pf_row_394
 	PREFETCHT1 1024(R8)
 
-pf_row_374:
+pf_row_394:
 	ADDQ stride+96(FP), R8
 
-pf_skip_369:
+pf_skip_389:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -78768,29 +82502,29 @@ pv_single_214:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_370
+	JNZ          pf_skip_390
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_370
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_390
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_375
+	JBE          pf_row_395
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_375
+	JBE          pf_row_395
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_375
+	JBE          pf_row_395
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_375
+	JBE          pf_row_395
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -78800,34 +82534,34 @@ pv_single_214:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_375
+	JBE          pf_row_395
 	PREFETCHT1   1024(R8)
 
-pf_row_375:
+pf_row_395:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_370
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_370
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_390
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_390
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_376
+	JBE        pf_row_396
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_376
+	JBE        pf_row_396
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_376
+	JBE        pf_row_396
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_376
+	JBE        pf_row_396
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -78837,13 +82571,13 @@ pf_row_375:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_376
+	JBE        pf_row_396
 	PREFETCHT1 1024(R8)
 
-pf_row_376:
+pf_row_396:
 	ADDQ stride+96(FP), R8
 
-pf_skip_370:
+pf_skip_390:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -78884,29 +82618,29 @@ pv_pair_215:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_371
+	JNZ          pf_skip_391
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_371
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_391
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_377
+	JBE          pf_row_397
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_377
+	JBE          pf_row_397
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_377
+	JBE          pf_row_397
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_377
+	JBE          pf_row_397
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -78916,34 +82650,34 @@ pv_pair_215:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_377
+	JBE          pf_row_397
 	PREFETCHT1   1024(R8)
 
-pf_row_377:
+pf_row_397:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_371
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_371
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_391
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_391
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_378
+	JBE        pf_row_398
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_378
+	JBE        pf_row_398
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_378
+	JBE        pf_row_398
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_378
+	JBE        pf_row_398
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -78953,13 +82687,13 @@ pf_row_377:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_378
+	JBE        pf_row_398
 	PREFETCHT1 1024(R8)
 
-pf_row_378:
+pf_row_398:
 	ADDQ stride+96(FP), R8
 
-pf_skip_371:
+pf_skip_391:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -78971,29 +82705,29 @@ pv_single_215:
 	JZ           pv_merge_215
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_372
+	JNZ          pf_skip_392
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_372
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_392
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_379
+	JBE          pf_row_399
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_379
+	JBE          pf_row_399
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_379
+	JBE          pf_row_399
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_379
+	JBE          pf_row_399
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -79003,34 +82737,34 @@ pv_single_215:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_379
+	JBE          pf_row_399
 	PREFETCHT1   1024(R8)
 
-pf_row_379:
+pf_row_399:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_372
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_372
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_392
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_392
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_380
+	JBE        pf_row_400
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_380
+	JBE        pf_row_400
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_380
+	JBE        pf_row_400
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_380
+	JBE        pf_row_400
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -79040,13 +82774,13 @@ pf_row_379:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_380
+	JBE        pf_row_400
 	PREFETCHT1 1024(R8)
 
-pf_row_380:
+pf_row_400:
 	ADDQ stride+96(FP), R8
 
-pf_skip_372:
+pf_skip_392:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -79081,29 +82815,29 @@ pv_pair_216:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_373
+	JNZ          pf_skip_393
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_373
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_393
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_381
+	JBE          pf_row_401
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_381
+	JBE          pf_row_401
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_381
+	JBE          pf_row_401
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_381
+	JBE          pf_row_401
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -79113,34 +82847,34 @@ pv_pair_216:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_381
+	JBE          pf_row_401
 	PREFETCHT1   1024(R8)
 
-pf_row_381:
+pf_row_401:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_373
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_373
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_393
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_393
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_382
+	JBE        pf_row_402
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_382
+	JBE        pf_row_402
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_382
+	JBE        pf_row_402
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_382
+	JBE        pf_row_402
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -79150,13 +82884,13 @@ pf_row_381:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_382
+	JBE        pf_row_402
 	PREFETCHT1 1024(R8)
 
-pf_row_382:
+pf_row_402:
 	ADDQ stride+96(FP), R8
 
-pf_skip_373:
+pf_skip_393:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -79168,29 +82902,29 @@ pv_single_216:
 	JZ           pv_merge_216
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_374
+	JNZ          pf_skip_394
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_374
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_394
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_383
+	JBE          pf_row_403
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_383
+	JBE          pf_row_403
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_383
+	JBE          pf_row_403
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_383
+	JBE          pf_row_403
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -79200,34 +82934,34 @@ pv_single_216:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_383
+	JBE          pf_row_403
 	PREFETCHT1   1024(R8)
 
-pf_row_383:
+pf_row_403:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_374
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_374
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_394
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_394
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_384
+	JBE        pf_row_404
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_384
+	JBE        pf_row_404
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_384
+	JBE        pf_row_404
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_384
+	JBE        pf_row_404
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -79237,13 +82971,13 @@ pf_row_383:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_384
+	JBE        pf_row_404
 	PREFETCHT1 1024(R8)
 
-pf_row_384:
+pf_row_404:
 	ADDQ stride+96(FP), R8
 
-pf_skip_374:
+pf_skip_394:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -79256,12 +82990,12 @@ pv_merge_216:
 	JMP     pv_block_216
 
 pv_next_216:
-	MOVQ R8, 160(SP)
-	MOVQ R9, 176(SP)
+	MOVQ R8, 224(SP)
+	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_45
+	JMP  pv_49
 
-pv_done_45:
+pv_done_49:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -79316,14 +83050,14 @@ norm_done_21:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastQ8AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeFastQ8AVX2Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastQ8AVX2Pos(SB), NOSPLIT, $192-112
+TEXT ·flashDecodeFastQ8AVX2Pos(SB), NOSPLIT, $256-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 184(SP)
+	MOVQ   AX, 248(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_22:
@@ -79381,24 +83115,24 @@ tile_22:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 168(SP)
-	MOVQ    $0x00000001, 152(SP)
-	MOVQ    $0x00000001, 176(SP)
+	MOVQ    CX, 232(SP)
+	MOVQ    $0x00000001, 216(SP)
+	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_46:
+scores_50:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_97
+	JGE     scores_done_101
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -79412,8 +83146,8 @@ scores_46:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    136(SP), DI
-	MOVQ    152(SP), R8
+	MOVQ    200(SP), DI
+	MOVQ    216(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -79437,11 +83171,11 @@ scores_by8_52:
 	SUBQ   DX, R12
 	SUBQ   DX, R12
 	SUBQ   DX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ANDQ   $0x00000000, R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 
 scores_q8_12:
@@ -79521,29 +83255,29 @@ scores_q8_12:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_375
+	JNZ          pf_skip_395
 	MOVQ         ng+16(FP), R8
-	CMPQ         DI, 144(SP)
-	JAE          pf_skip_375
+	CMPQ         DI, 208(SP)
+	JAE          pf_skip_395
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_385
+	JBE          pf_row_405
 	PREFETCHT1   128(DI)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_385
+	JBE          pf_row_405
 	PREFETCHT1   192(DI)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_385
+	JBE          pf_row_405
 	PREFETCHT1   256(DI)
 	PREFETCHT1   320(DI)
 	PREFETCHT1   384(DI)
 	PREFETCHT1   448(DI)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_385
+	JBE          pf_row_405
 	PREFETCHT1   512(DI)
 	PREFETCHT1   576(DI)
 	PREFETCHT1   640(DI)
@@ -79553,34 +83287,34 @@ scores_q8_12:
 	PREFETCHT1   896(DI)
 	PREFETCHT1   960(DI)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_385
+	JBE          pf_row_405
 	PREFETCHT1   1024(DI)
 
-pf_row_385:
+pf_row_405:
 	ADDQ       stride+96(FP), DI
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_375
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_375
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_395
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_395
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_386
+	JBE        pf_row_406
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_386
+	JBE        pf_row_406
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_386
+	JBE        pf_row_406
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_386
+	JBE        pf_row_406
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -79590,13 +83324,13 @@ pf_row_385:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_386
+	JBE        pf_row_406
 	PREFETCHT1 1024(DI)
 
-pf_row_386:
+pf_row_406:
 	ADDQ stride+96(FP), DI
 
-pf_skip_375:
+pf_skip_395:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -79622,10 +83356,10 @@ pf_skip_375:
 
 scores_by1_52:
 	TESTQ  BX, BX
-	JZ     scores_done_98
+	JZ     scores_done_102
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   184(SP), R13
+	MOVQ   248(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 
@@ -79660,7 +83394,7 @@ scores_chunk1_52:
 	ADDQ         SI, DX
 	JMP          scores_by1_52
 
-scores_done_98:
+scores_done_102:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -79668,8 +83402,8 @@ scores_done_98:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 136(SP)
-	MOVQ         R8, 152(SP)
+	MOVQ         DI, 200(SP)
+	MOVQ         R8, 216(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -79677,9 +83411,9 @@ scores_done_98:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_46
+	JMP          scores_50
 
-scores_done_97:
+scores_done_101:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_43:
@@ -80110,11 +83844,11 @@ exp_done_72:
 softmax_done_44:
 	MOVQ $0x00000000, 32(SP)
 
-pv_46:
+pv_50:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_46
+	JGE   pv_done_50
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -80128,8 +83862,8 @@ pv_46:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  160(SP), R8
-	MOVQ  176(SP), R9
+	MOVQ  224(SP), R8
+	MOVQ  240(SP), R9
 	XORQ  R10, R10
 
 pv_block_217:
@@ -80189,29 +83923,29 @@ pv_single_217:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_376
+	JNZ          pf_skip_396
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_376
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_396
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_387
+	JBE          pf_row_407
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_387
+	JBE          pf_row_407
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_387
+	JBE          pf_row_407
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_387
+	JBE          pf_row_407
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -80221,34 +83955,34 @@ pv_single_217:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_387
+	JBE          pf_row_407
 	PREFETCHT1   1024(R8)
 
-pf_row_387:
+pf_row_407:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_376
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_376
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_396
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_396
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_388
+	JBE        pf_row_408
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_388
+	JBE        pf_row_408
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_388
+	JBE        pf_row_408
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_388
+	JBE        pf_row_408
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -80258,13 +83992,13 @@ pf_row_387:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_388
+	JBE        pf_row_408
 	PREFETCHT1 1024(R8)
 
-pf_row_388:
+pf_row_408:
 	ADDQ stride+96(FP), R8
 
-pf_skip_376:
+pf_skip_396:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -80341,29 +84075,29 @@ pv_pair_218:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_377
+	JNZ          pf_skip_397
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_377
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_397
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_389
+	JBE          pf_row_409
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_389
+	JBE          pf_row_409
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_389
+	JBE          pf_row_409
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_389
+	JBE          pf_row_409
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -80373,34 +84107,34 @@ pv_pair_218:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_389
+	JBE          pf_row_409
 	PREFETCHT1   1024(R8)
 
-pf_row_389:
+pf_row_409:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_377
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_377
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_397
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_397
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_390
+	JBE        pf_row_410
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_390
+	JBE        pf_row_410
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_390
+	JBE        pf_row_410
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_390
+	JBE        pf_row_410
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -80410,13 +84144,13 @@ pf_row_389:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_390
+	JBE        pf_row_410
 	PREFETCHT1 1024(R8)
 
-pf_row_390:
+pf_row_410:
 	ADDQ stride+96(FP), R8
 
-pf_skip_377:
+pf_skip_397:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -80444,29 +84178,29 @@ pv_single_218:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_378
+	JNZ          pf_skip_398
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_378
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_398
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_391
+	JBE          pf_row_411
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_391
+	JBE          pf_row_411
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_391
+	JBE          pf_row_411
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_391
+	JBE          pf_row_411
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -80476,34 +84210,34 @@ pv_single_218:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_391
+	JBE          pf_row_411
 	PREFETCHT1   1024(R8)
 
-pf_row_391:
+pf_row_411:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_378
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_378
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_398
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_398
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_392
+	JBE        pf_row_412
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_392
+	JBE        pf_row_412
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_392
+	JBE        pf_row_412
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_392
+	JBE        pf_row_412
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -80513,13 +84247,13 @@ pf_row_391:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_392
+	JBE        pf_row_412
 	PREFETCHT1 1024(R8)
 
-pf_row_392:
+pf_row_412:
 	ADDQ stride+96(FP), R8
 
-pf_skip_378:
+pf_skip_398:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -80560,29 +84294,29 @@ pv_pair_219:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_379
+	JNZ          pf_skip_399
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_379
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_399
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_393
+	JBE          pf_row_413
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_393
+	JBE          pf_row_413
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_393
+	JBE          pf_row_413
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_393
+	JBE          pf_row_413
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -80592,34 +84326,34 @@ pv_pair_219:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_393
+	JBE          pf_row_413
 	PREFETCHT1   1024(R8)
 
-pf_row_393:
+pf_row_413:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_379
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_379
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_399
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_399
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_394
+	JBE        pf_row_414
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_394
+	JBE        pf_row_414
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_394
+	JBE        pf_row_414
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_394
+	JBE        pf_row_414
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -80629,13 +84363,13 @@ pf_row_393:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_394
+	JBE        pf_row_414
 	PREFETCHT1 1024(R8)
 
-pf_row_394:
+pf_row_414:
 	ADDQ stride+96(FP), R8
 
-pf_skip_379:
+pf_skip_399:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -80647,29 +84381,29 @@ pv_single_219:
 	JZ           pv_merge_219
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_380
+	JNZ          pf_skip_400
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_380
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_400
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_395
+	JBE          pf_row_415
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_395
+	JBE          pf_row_415
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_395
+	JBE          pf_row_415
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_395
+	JBE          pf_row_415
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -80679,34 +84413,34 @@ pv_single_219:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_395
+	JBE          pf_row_415
 	PREFETCHT1   1024(R8)
 
-pf_row_395:
+pf_row_415:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_380
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_380
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_400
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_400
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_396
+	JBE        pf_row_416
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_396
+	JBE        pf_row_416
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_396
+	JBE        pf_row_416
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_396
+	JBE        pf_row_416
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -80716,13 +84450,13 @@ pf_row_395:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_396
+	JBE        pf_row_416
 	PREFETCHT1 1024(R8)
 
-pf_row_396:
+pf_row_416:
 	ADDQ stride+96(FP), R8
 
-pf_skip_380:
+pf_skip_400:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -80757,29 +84491,29 @@ pv_pair_220:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_381
+	JNZ          pf_skip_401
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_381
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_401
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_397
+	JBE          pf_row_417
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_397
+	JBE          pf_row_417
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_397
+	JBE          pf_row_417
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_397
+	JBE          pf_row_417
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -80789,34 +84523,34 @@ pv_pair_220:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_397
+	JBE          pf_row_417
 	PREFETCHT1   1024(R8)
 
-pf_row_397:
+pf_row_417:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_381
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_381
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_401
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_401
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_398
+	JBE        pf_row_418
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_398
+	JBE        pf_row_418
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_398
+	JBE        pf_row_418
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_398
+	JBE        pf_row_418
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -80826,13 +84560,13 @@ pf_row_397:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_398
+	JBE        pf_row_418
 	PREFETCHT1 1024(R8)
 
-pf_row_398:
+pf_row_418:
 	ADDQ stride+96(FP), R8
 
-pf_skip_381:
+pf_skip_401:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -80844,29 +84578,29 @@ pv_single_220:
 	JZ           pv_merge_220
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_382
+	JNZ          pf_skip_402
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 168(SP)
-	JAE          pf_skip_382
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_402
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
-	ADDQ         184(SP), R14
+	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_399
+	JBE          pf_row_419
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_399
+	JBE          pf_row_419
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_399
+	JBE          pf_row_419
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_399
+	JBE          pf_row_419
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -80876,34 +84610,34 @@ pv_single_220:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_399
+	JBE          pf_row_419
 	PREFETCHT1   1024(R8)
 
-pf_row_399:
+pf_row_419:
 	ADDQ       stride+96(FP), R8
-	CMPQ       184(SP), $0x00000100
-	JAE        pf_skip_382
-	CMPQ       R8, 168(SP)
-	JAE        pf_skip_382
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_402
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_402
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
-	ADDQ       184(SP), R14
+	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_400
+	JBE        pf_row_420
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_400
+	JBE        pf_row_420
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_400
+	JBE        pf_row_420
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_400
+	JBE        pf_row_420
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -80913,13 +84647,13 @@ pf_row_399:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_400
+	JBE        pf_row_420
 	PREFETCHT1 1024(R8)
 
-pf_row_400:
+pf_row_420:
 	ADDQ stride+96(FP), R8
 
-pf_skip_382:
+pf_skip_402:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -80932,12 +84666,12 @@ pv_merge_220:
 	JMP     pv_block_220
 
 pv_next_220:
-	MOVQ R8, 160(SP)
-	MOVQ R9, 176(SP)
+	MOVQ R8, 224(SP)
+	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_46
+	JMP  pv_50
 
-pv_done_46:
+pv_done_50:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -80992,14 +84726,14 @@ norm_done_22:
 	VZEROUPPER
 	RET
 
-// func flashDecodeExactQ8AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeExactQ8AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactQ8AVX512Pos(SB), NOSPLIT, $176-112
+TEXT ·flashDecodeExactQ8AVX512Pos(SB), NOSPLIT, $240-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 168(SP)
+	MOVQ   AX, 232(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_23:
@@ -81057,22 +84791,22 @@ tile_23:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 152(SP)
+	MOVQ    CX, 216(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_47:
+scores_51:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_99
+	JGE     scores_done_103
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -81088,7 +84822,7 @@ scores_47:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_11
-	MOVQ    136(SP), DI
+	MOVQ    200(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
@@ -81104,11 +84838,11 @@ scores_by8_53:
 	SUBQ    DX, R11
 	SUBQ    DX, R11
 	SUBQ    DX, R11
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ANDQ    $0x00000000, R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ADDQ    DX, R12
 	VMOVUPS expconst<>+1344(SB), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -81170,27 +84904,27 @@ scores_q8_13:
 	VCVTPH2PS       Y6, Z6
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
-	CMPQ            DI, 144(SP)
-	JAE             pf_skip_383
+	CMPQ            DI, 208(SP)
+	JAE             pf_skip_403
 	MOVQ            DI, R13
 	ANDQ            $0x0000003f, R13
-	ADDQ            168(SP), R13
+	ADDQ            232(SP), R13
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	CMPQ            R13, $0x00000080
-	JBE             pf_row_401
+	JBE             pf_row_421
 	PREFETCHT1      128(DI)
 	CMPQ            R13, $0x000000c0
-	JBE             pf_row_401
+	JBE             pf_row_421
 	PREFETCHT1      192(DI)
 	CMPQ            R13, $0x00000100
-	JBE             pf_row_401
+	JBE             pf_row_421
 	PREFETCHT1      256(DI)
 	PREFETCHT1      320(DI)
 	PREFETCHT1      384(DI)
 	PREFETCHT1      448(DI)
 	CMPQ            R13, $0x00000200
-	JBE             pf_row_401
+	JBE             pf_row_421
 	PREFETCHT1      512(DI)
 	PREFETCHT1      576(DI)
 	PREFETCHT1      640(DI)
@@ -81200,34 +84934,34 @@ scores_q8_13:
 	PREFETCHT1      896(DI)
 	PREFETCHT1      960(DI)
 	CMPQ            R13, $0x00000400
-	JBE             pf_row_401
+	JBE             pf_row_421
 	PREFETCHT1      1024(DI)
 
-pf_row_401:
+pf_row_421:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_383
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_383
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_403
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_403
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
-	ADDQ       168(SP), R13
+	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_402
+	JBE        pf_row_422
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_402
+	JBE        pf_row_422
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_402
+	JBE        pf_row_422
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_402
+	JBE        pf_row_422
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -81237,13 +84971,13 @@ pf_row_401:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_402
+	JBE        pf_row_422
 	PREFETCHT1 1024(DI)
 
-pf_row_402:
+pf_row_422:
 	ADDQ stride+96(FP), DI
 
-pf_skip_383:
+pf_skip_403:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -81274,10 +85008,10 @@ pf_skip_383:
 
 scores_by1_53:
 	TESTQ   BX, BX
-	JZ      scores_done_100
+	JZ      scores_done_104
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 
@@ -81317,7 +85051,7 @@ scores_chunk1_53:
 	ADDQ          SI, DX
 	JMP           scores_by1_53
 
-scores_done_100:
+scores_done_104:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -81325,7 +85059,7 @@ scores_done_100:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	MOVQ          DI, 136(SP)
+	MOVQ          DI, 200(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -81350,11 +85084,11 @@ scores_by8_54:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ADDQ    DX, R11
 	VMOVUPS expconst<>+1344(SB), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -81446,10 +85180,10 @@ scores_q8_14:
 
 scores_by1_54:
 	TESTQ   BX, BX
-	JZ      scores_done_101
+	JZ      scores_done_105
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
@@ -81489,7 +85223,7 @@ scores_chunk1_54:
 	ADDQ          SI, DX
 	JMP           scores_by1_54
 
-scores_done_101:
+scores_done_105:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -81506,9 +85240,9 @@ scores_done_101:
 
 scores_first_done_11:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_47
+	JMP  scores_51
 
-scores_done_99:
+scores_done_103:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_45:
@@ -81978,11 +85712,11 @@ exp_done_74:
 softmax_done_46:
 	MOVQ $0x00000000, 32(SP)
 
-pv_47:
+pv_51:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_47
+	JGE   pv_done_51
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -82860,9 +86594,9 @@ pv_merge_228:
 pv_next_228:
 first_done_11:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_47
+	JMP  pv_51
 
-pv_done_47:
+pv_done_51:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -82917,14 +86651,14 @@ norm_done_23:
 	VZEROUPPER
 	RET
 
-// func flashDecodeFastQ8AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, pipe int)
+// func flashDecodeFastQ8AVX512Pos(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastQ8AVX512Pos(SB), NOSPLIT, $176-112
+TEXT ·flashDecodeFastQ8AVX512Pos(SB), NOSPLIT, $240-112
 	PCALIGN $64
 	MOVQ   d+48(FP), AX
 	SHRQ   $0x05, AX
 	IMUL3Q $0x22, AX, AX
-	MOVQ   AX, 168(SP)
+	MOVQ   AX, 232(SP)
 	MOVQ   $0x00000000, 32(SP)
 
 init_24:
@@ -82982,22 +86716,22 @@ tile_24:
 	CMOVQGT AX, DX
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 136(SP)
+	MOVQ    CX, 200(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 144(SP)
+	MOVQ    CX, 208(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 152(SP)
+	MOVQ    CX, 216(SP)
 	ADDQ    AX, CX
-	MOVQ    CX, 160(SP)
+	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_48:
+scores_52:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_102
+	JGE     scores_done_106
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -83013,7 +86747,7 @@ scores_48:
 	MOVQ    stride+96(FP), SI
 	CMPQ    32(SP), $0x00000000
 	JNE     scores_other_12
-	MOVQ    136(SP), DI
+	MOVQ    200(SP), DI
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R8
 	VMOVUPS expconst<>+0(SB), Y0
@@ -83029,11 +86763,11 @@ scores_by8_55:
 	SUBQ    DX, R11
 	SUBQ    DX, R11
 	SUBQ    DX, R11
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ANDQ    $0x00000000, R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ADDQ    DX, R12
 	VMOVUPS expconst<>+1344(SB), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -83095,27 +86829,27 @@ scores_q8_15:
 	VCVTPH2PS       Y6, Z6
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
-	CMPQ            DI, 144(SP)
-	JAE             pf_skip_384
+	CMPQ            DI, 208(SP)
+	JAE             pf_skip_404
 	MOVQ            DI, R13
 	ANDQ            $0x0000003f, R13
-	ADDQ            168(SP), R13
+	ADDQ            232(SP), R13
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	CMPQ            R13, $0x00000080
-	JBE             pf_row_403
+	JBE             pf_row_423
 	PREFETCHT1      128(DI)
 	CMPQ            R13, $0x000000c0
-	JBE             pf_row_403
+	JBE             pf_row_423
 	PREFETCHT1      192(DI)
 	CMPQ            R13, $0x00000100
-	JBE             pf_row_403
+	JBE             pf_row_423
 	PREFETCHT1      256(DI)
 	PREFETCHT1      320(DI)
 	PREFETCHT1      384(DI)
 	PREFETCHT1      448(DI)
 	CMPQ            R13, $0x00000200
-	JBE             pf_row_403
+	JBE             pf_row_423
 	PREFETCHT1      512(DI)
 	PREFETCHT1      576(DI)
 	PREFETCHT1      640(DI)
@@ -83125,34 +86859,34 @@ scores_q8_15:
 	PREFETCHT1      896(DI)
 	PREFETCHT1      960(DI)
 	CMPQ            R13, $0x00000400
-	JBE             pf_row_403
+	JBE             pf_row_423
 	PREFETCHT1      1024(DI)
 
-pf_row_403:
+pf_row_423:
 	ADDQ       stride+96(FP), DI
-	CMPQ       168(SP), $0x00000100
-	JAE        pf_skip_384
-	CMPQ       DI, 144(SP)
-	JAE        pf_skip_384
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_404
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_404
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
-	ADDQ       168(SP), R13
+	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_404
+	JBE        pf_row_424
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_404
+	JBE        pf_row_424
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_404
+	JBE        pf_row_424
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_404
+	JBE        pf_row_424
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -83162,13 +86896,13 @@ pf_row_403:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_404
+	JBE        pf_row_424
 	PREFETCHT1 1024(DI)
 
-pf_row_404:
+pf_row_424:
 	ADDQ stride+96(FP), DI
 
-pf_skip_384:
+pf_skip_404:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -83199,10 +86933,10 @@ pf_skip_384:
 
 scores_by1_55:
 	TESTQ   BX, BX
-	JZ      scores_done_103
+	JZ      scores_done_107
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
-	MOVQ    168(SP), R12
+	MOVQ    232(SP), R12
 	ADDQ    DX, R12
 	MOVQ    CX, R11
 
@@ -83242,7 +86976,7 @@ scores_chunk1_55:
 	ADDQ          SI, DX
 	JMP           scores_by1_55
 
-scores_done_103:
+scores_done_107:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -83250,7 +86984,7 @@ scores_done_103:
 	VMOVSHDUP     X2, X0
 	VMAXPS        X0, X2, X2
 	VMAXSS        X1, X2, X2
-	MOVQ          DI, 136(SP)
+	MOVQ          DI, 200(SP)
 	MOVQ          state+72(FP), AX
 	MOVQ          ng+16(FP), CX
 	LEAQ          (AX)(CX*4), AX
@@ -83275,11 +87009,11 @@ scores_by8_56:
 	SUBQ    DX, R10
 	SUBQ    DX, R10
 	SUBQ    DX, R10
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ANDQ    $0x00000000, R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ADDQ    DX, R11
 	VMOVUPS expconst<>+1344(SB), Z2
 	VMOVUPS expconst<>+1344(SB), Z3
@@ -83371,10 +87105,10 @@ scores_q8_16:
 
 scores_by1_56:
 	TESTQ   BX, BX
-	JZ      scores_done_104
+	JZ      scores_done_108
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
-	MOVQ    168(SP), R11
+	MOVQ    232(SP), R11
 	ADDQ    DX, R11
 	MOVQ    CX, R10
 
@@ -83414,7 +87148,7 @@ scores_chunk1_56:
 	ADDQ          SI, DX
 	JMP           scores_by1_56
 
-scores_done_104:
+scores_done_108:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -83431,9 +87165,9 @@ scores_done_104:
 
 scores_first_done_12:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_48
+	JMP  scores_52
 
-scores_done_102:
+scores_done_106:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_47:
@@ -83876,11 +87610,11 @@ exp_done_76:
 softmax_done_48:
 	MOVQ $0x00000000, 32(SP)
 
-pv_48:
+pv_52:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_48
+	JGE   pv_done_52
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -84758,9 +88492,9 @@ pv_merge_236:
 pv_next_236:
 first_done_12:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_48
+	JMP  pv_52
 
-pv_done_48:
+pv_done_52:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX

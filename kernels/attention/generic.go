@@ -12,7 +12,7 @@ import (
 // per query head a running max m, running sum s and unnormalized output o,
 // updated one tile of tk keys at a time, normalized once at the end. An
 // f16 or q8_0 tile is decoded into the last 2·tk·d floats of ws first.
-func flashGeneric(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32, _ bool) {
+func flashGeneric(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32, _ flashMode) {
 	m, s := ws[:g], ws[g:2*g]
 	tiles := ws[flashStateLen(g):]
 	tb := tileBufLen(tk)

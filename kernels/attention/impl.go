@@ -7,10 +7,39 @@ import (
 )
 
 // flashFunc runs flash decode for g query heads that share one KV head:
-// q and o hold g rows of d floats, k and v hold n rows of d values. With
-// pipe set a lone head (g = 1) takes the pipelined path of the kernels
-// that have one (Impl.lonePipe); the result is the same either way.
-type flashFunc func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32, pipe bool)
+// q and o hold g rows of d floats, k and v hold n rows of d values. mode
+// picks among the paths of the kernels that have more than one
+// (Impl.mode); the result is the same either way.
+type flashFunc func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32, mode flashMode)
+
+// flashMode is a set of the flash kernels' optional paths, each taken on
+// the CPUs where it was measured faster (chosen once, when a tier is
+// registered: the per-arch files). The asm kernels take it as an int
+// (their mode argument), bit for bit.
+type flashMode int
+
+const (
+	// modeLonePipe: a lone head (g = 1) pipelined, in the kernels that
+	// have that path (head-major AVX-512 f16, AVX2 f32: the generator's
+	// lonePipelined, lonePipelinedOn).
+	modeLonePipe flashMode = 1 << iota
+	// modeOcts: a group's heads eight at a time while eight remain, before
+	// the quads, in the kernels that have octs (AVX-512 f16: the
+	// generator's octs, octsOn).
+	modeOcts
+)
+
+// String names the paths in m, for test failures and listings.
+func (m flashMode) String() string {
+	s := "phases"
+	if m&modeLonePipe != 0 {
+		s = "lone pipelined"
+	}
+	if m&modeOcts != 0 {
+		return s + ", octs"
+	}
+	return s + ", quads"
+}
 
 // naiveFunc runs the materialized decode for one query head.
 type naiveFunc func(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws []float32)
@@ -20,10 +49,9 @@ type Impl struct {
 	Tier  isa.Tier
 	flash flashFunc
 	naive naiveFunc
-	// lonePipe: a lone head takes the flash kernels' pipelined path, where
-	// they have one and this CPU runs it faster (lonePipelinedOn), chosen
-	// once when the tier is registered.
-	lonePipe bool
+	// mode: the flash kernels' optional paths this CPU takes (flashMode),
+	// chosen once when the tier is registered.
+	mode flashMode
 }
 
 // impls holds every tier compiled into this binary, generic first. The
@@ -40,9 +68,17 @@ func Impls() []Impl { return impls }
 // CPU's vendor, where it was measured faster. Otherwise a tile's scores,
 // softmax and P·V run one after the other, prefetching ahead. Either way
 // the results are the same (the gate checks both).
-func LonePipelined() bool {
+func LonePipelined() bool { return anyMode(modeLonePipe) }
+
+// Octs reports whether a GQA group takes its query heads eight at a time
+// on this CPU, in the tiers that can (AVX-512 f16): chosen once, from the
+// CPU's vendor, where it was measured faster. Otherwise four at a time.
+// Either way the results are the same (the gate checks both).
+func Octs() bool { return anyMode(modeOcts) }
+
+func anyMode(m flashMode) bool {
 	for _, im := range impls {
-		if im.lonePipe {
+		if im.mode&m != 0 {
 			return true
 		}
 	}
@@ -81,7 +117,7 @@ func (im Impl) Run(p Params, b Buffers) {
 	case DecodeFlash:
 		for h := 0; h < p.H; h++ {
 			kh := h * p.Hkv / p.H
-			im.flash(b.O[h*d:(h+1)*d], q[h*d:(h+1)*d], 1, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, ws, im.lonePipe)
+			im.flash(b.O[h*d:(h+1)*d], q[h*d:(h+1)*d], 1, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, ws, im.mode)
 			if b.LSE != nil {
 				stateLSE(b.LSE[h:h+1], ws, 1)
 			}
@@ -90,7 +126,7 @@ func (im Impl) Run(p Params, b Buffers) {
 		g := p.Group()
 		for kh := 0; kh < p.Hkv; kh++ {
 			h0 := kh * g
-			im.flash(b.O[h0*d:(h0+g)*d], q[h0*d:(h0+g)*d], g, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, ws, im.lonePipe)
+			im.flash(b.O[h0*d:(h0+g)*d], q[h0*d:(h0+g)*d], g, kOf(kh), vOf(kh), n, d, tk, scale, p.Exp, ws, im.mode)
 			if b.LSE != nil {
 				stateLSE(b.LSE[h0:h0+g], ws, g)
 			}
@@ -111,7 +147,7 @@ func (im Impl) Run(p Params, b Buffers) {
 					}
 					continue
 				}
-				im.flash(oc, q[h0*d:(h0+g)*d], g, k.sub(lo, hi), v.sub(lo, hi), hi-lo, d, tk, scale, p.Exp, ws, im.lonePipe)
+				im.flash(oc, q[h0*d:(h0+g)*d], g, k.sub(lo, hi), v.sub(lo, hi), hi-lo, d, tk, scale, p.Exp, ws, im.mode)
 				stateLSE(lc, ws, g)
 			}
 			mergeLSE(b.O[h0*d:(h0+g)*d], lse(b.LSE, h0, g), parts, lses, splits, g, d)

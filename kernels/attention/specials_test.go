@@ -70,10 +70,12 @@ func TestSpecials(t *testing.T) {
 					// Every cache type: a special is encoded (f16 keeps it;
 					// q8_0 turns its block's scale NaN or Inf, which its
 					// dequantized values and the reference over them follow).
-					for _, c := range []Shape{{KV: F32}, {KV: F16}, {KV: Q8_0}, {Layout: PosMajor}} {
-						kv, layout := c.KV, c.Layout
-						p := Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 64, T: 45, KV: kv, Layout: layout}, TileK: 16, Exp: e}
-						t.Run(fmt.Sprintf("%s/%s/%s/%s/%s", k, layout, kv, e, sp.name), func(t *testing.T) {
+					// Groups of two query heads, and f16's of eight (AVX-512
+					// takes them whole: octs).
+					for _, c := range []Shape{{KV: F32}, {KV: F16}, {KV: Q8_0}, {Layout: PosMajor}, {KV: F16, H: 16}, {KV: F16, Layout: PosMajor, H: 16}} {
+						kv, layout, h := c.KV, c.Layout, max(c.H, 4)
+						p := Params{Kernel: k, Shape: Shape{H: h, Hkv: 2, D: 64, T: 45, KV: kv, Layout: layout}, TileK: 16, Exp: e}
+						t.Run(fmt.Sprintf("%s/%s/%s/g%d/%s/%s", k, layout, kv, h/2, e, sp.name), func(t *testing.T) {
 							b := Alloc(p)
 							FillRandom(b, 7)
 							plant(p, b, sp)
@@ -81,7 +83,7 @@ func TestSpecials(t *testing.T) {
 								t.Fatal(err)
 							}
 							want := Reference(p.Shape, b.Q, b.K, b.V)
-							for _, im := range lonePaths(im, p) {
+							for _, im := range flashPaths(im, p) {
 								im.Run(p, b)
 								checkSpecials(t, b.O, want, p.D, Tolerance(e))
 							}
@@ -175,7 +177,7 @@ func FuzzSpecials(f *testing.F) {
 						buf[idx%len(buf)] = v
 					}
 					want := Reference(p.Shape, b.Q, b.K, b.V)
-					for _, im := range lonePaths(im, p) {
+					for _, im := range flashPaths(im, p) {
 						im.Run(p, b)
 						checkSpecials(t, b.O, want, p.D, Tolerance(e))
 					}

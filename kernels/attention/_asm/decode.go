@@ -761,6 +761,271 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 	return m
 }
 
+// octs reports whether t has a path that takes a GQA group's heads eight
+// at a time (scores8, pv8) while eight remain, before the quads: AVX-512
+// f16, head- or position-major; a call takes it where the caller asks
+// (the mode argument's modeOcts bit; octsOn in decode_amd64.go: Intel, not
+// AMD). A quad widens each K or V vector for four FMAs, an oct for eight.
+// On an Intel Xeon (family 6 model 207) VCVTPH2PS zmm is two µops on ports
+// 0 and 5, the ports of the 512-bit FMAs: a quad's scores issue 4 FMAs
+// and 2 widening µops a vector (its P·V the same), an oct's 8 and 2, and
+// a cpu-clock profile of f16 64:8 in L3 had a third of the kernel's
+// samples on pv4's row loop. Octs there (one thread, hd 128 unless said,
+// sweeps alternated, 3 rounds, time over the quads'): in L3 (ctx 1024)
+// 64:8 0.68 and 0.72 (two sets; rounds 0.63–0.72 but one noisy 1.22),
+// from 30 % of the paired kv-read to 40–41 %; position-major 0.74; ctx 4096
+// 0.87 (position-major 0.92); hd 256 0.93, hd 64 0.89–0.97; from DRAM (ctx
+// 32768 --cold) 1.00 (0.94–1.19), where the stream bounds it. Tile size
+// changes an oct little (tk 16 and 32 the same, 64 5 % slower). Where the
+// time goes then (profile, ctx 1024): scores8 half (its reductions and
+// stores a third of that), pv8 a third, the softmax the rest.
+func (t tier) octs() bool { return t.W == 16 && t.kv.size == 2 }
+
+// The flash kernels' mode bits (flashMode in the Go package).
+const (
+	modeLonePipe = 1 << iota
+	modeOcts
+)
+
+// scores8 is scores4 for eight heads (octs): each K vector is widened once
+// for eight FMAs, in batches of two keys (16 accumulators, the eight q
+// vectors of a chunk loaded once for both keys). q is addressed from two
+// cursors that walk the row with the keys, heads 0–3 from qp and 4–7 from
+// qp4 = qp + 4·qs. It writes buf + h·bs for every head h and returns the
+// maxima; tmp is 160 bytes.
+func (t tier) scores8(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher) [8]VecVirtual {
+	pf.hold()
+	defer pf.release()
+	g := newGroup(8, tmp, q, qs, buf, bs, k, cnt)
+	const R = 2 // keys per batch
+	// mx[i]: heads 4i … 4i+3, two lanes each (their batch scores' order);
+	// mx1: the lone keys' maxima.
+	var mx [2]VecVirtual
+	mx1 := make([]VecVirtual, 8)
+	for i := range mx {
+		mx[i] = YMM()
+		VMOVUPS(KC(CNegInf), mx[i])
+	}
+	for h := range mx1 {
+		mx1[h] = XMM()
+		VMOVSS(KC(CNegInf), mx1[h])
+	}
+	by2, by1, done := NewLabel("scores8_by2"), NewLabel("scores8_lone"), NewLabel("scores8_done")
+	Label(by2)
+	CMPQ(g.lLeft, Imm(R))
+	JL(LabelRef(by1))
+	var acc [8][R]VecVirtual
+	for h := range acc {
+		for i := range R {
+			acc[h][i] = t.Vec()
+			t.Zero(acc[h][i])
+		}
+	}
+	p0, qp, qp4, qs3 := GP64(), GP64(), GP64(), GP64()
+	MOVQ(g.lRow, p0)
+	MOVQ(g.lq[0], qp)
+	MOVQ(g.lq[4], qp4)
+	LEAQ(Mem{Base: qs, Index: qs, Scale: 2}, qs3)
+	{
+		e := GP64()
+		MOVQ(rl, e)
+		ADDQ(p0, e)
+		MOVQ(e, g.lEnd)
+		SUBQ(U32(t.kb()), e)
+		MOVQ(e, g.lEnd2)
+	}
+	qAt := func(h, off int) Mem {
+		b := qp
+		if h >= 4 {
+			b = qp4
+		}
+		switch h % 4 {
+		case 1:
+			return Mem{Base: b, Index: qs, Scale: 1, Disp: off}
+		case 2:
+			return Mem{Base: b, Index: qs, Scale: 2, Disp: off}
+		case 3:
+			return Mem{Base: b, Index: qs3, Scale: 1, Disp: off}
+		}
+		return Mem{Base: b, Disp: off}
+	}
+	body := func(off int) {
+		k0 := t.kvLoad(Mem{Base: p0, Disp: off})
+		k1 := t.kvLoad(Mem{Base: p0, Index: db, Scale: 1, Disp: off})
+		for h := range 8 {
+			qv := t.Vec()
+			VMOVUPS(qAt(h, off*t.ratio()), qv)
+			VFMADD231PS(k0, qv, acc[h][0])
+			VFMADD231PS(k1, qv, acc[h][1])
+		}
+		pf.step()
+	}
+	chunk2, odd, chunksDone := NewLabel("scores8_chunk2"), NewLabel("scores8_odd"), NewLabel("scores8_chunks")
+	CMPQ(p0, g.lEnd2)
+	JAE(LabelRef(odd))
+	Label(chunk2)
+	body(0)
+	body(t.kb())
+	ADDQ(U32(2*t.kb()), p0)
+	ADDQ(U32(2*t.kb()*t.ratio()), qp)
+	ADDQ(U32(2*t.kb()*t.ratio()), qp4)
+	CMPQ(p0, g.lEnd2)
+	JB(LabelRef(chunk2))
+	Label(odd)
+	CMPQ(p0, g.lEnd)
+	JAE(LabelRef(chunksDone))
+	body(0)
+	Label(chunksDone)
+
+	sc := YMM()
+	VBROADCASTSS(scale, sc)
+	o0, o4, bs3 := GP64(), GP64(), GP64()
+	MOVQ(g.lout[0], o0)
+	LEAQ(Mem{Base: bs, Index: bs, Scale: 2}, bs3)
+	LEAQ(Mem{Base: o0, Index: bs, Scale: 4}, o4)
+	outAt := func(h int) Mem {
+		b := o0
+		if h >= 4 {
+			b = o4
+		}
+		switch h % 4 {
+		case 1:
+			return Mem{Base: b, Index: bs, Scale: 1}
+		case 2:
+			return Mem{Base: b, Index: bs, Scale: 2}
+		case 3:
+			return Mem{Base: b, Index: bs3, Scale: 1}
+		}
+		return Mem{Base: b}
+	}
+	for i := range 2 {
+		var a [8]VecVirtual
+		for j := range 4 {
+			copy(a[2*j:], acc[4*i+j][:])
+		}
+		x := t.reduce8(a) // [h k0, h k1] for heads 4i … 4i+3
+		VMULPS(sc, x, x)
+		VMAXPS(x, mx[i], mx[i])
+		hi := XMM()
+		VEXTRACTF128(Imm(1), x, hi)
+		VMOVLPS(x.AsX(), outAt(4*i))
+		VMOVHPS(x.AsX(), outAt(4*i+1))
+		VMOVLPS(hi, outAt(4*i+2))
+		VMOVHPS(hi, outAt(4*i+3))
+	}
+	ADDQ(U32(4*R), g.lout[0])
+	g.next(db, R)
+	JMP(LabelRef(by2))
+
+	Label(by1)
+	// The batches moved head 0's output alone: the others follow it.
+	{
+		o := GP64()
+		MOVQ(g.lout[0], o)
+		for h := 1; h < 8; h++ {
+			ADDQ(bs, o)
+			MOVQ(o, g.lout[h])
+		}
+	}
+	g.lone(t, "scores8", db, rl, scale, mx1, LabelRef(done))
+	Label(done)
+	var m [8]VecVirtual
+	for i := range 2 {
+		// Each head's two lanes: their max in both.
+		sw := YMM()
+		VPERMILPS(Imm(0xB1), mx[i], sw)
+		VMAXPS(sw, mx[i], mx[i])
+		hi := XMM()
+		VEXTRACTF128(Imm(1), mx[i], hi)
+		for j, x := range []VecVirtual{mx[i].AsX().(VecVirtual), hi} {
+			for u := range 2 {
+				h := 4*i + 2*j + u
+				m[h] = XMM()
+				if u == 0 {
+					VMOVAPS(x, m[h])
+				} else {
+					VMOVHLPS(x, x, m[h])
+				}
+				VMAXSS(mx1[h], m[h], m[h])
+			}
+		}
+	}
+	return m
+}
+
+// pv8 is pv4 for eight heads (octs): every V vector is widened once for
+// eight FMAs. Blocks of up to 2 vectors, one row at a time: 16
+// accumulators; weights addressed from wp (heads 0–3) and wp4 = wp + 4·ws
+// (4–7). tmp is 96 bytes.
+func (t tier) pv8(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher) {
+	pf.hold()
+	defer pf.release()
+	var lo [8]Mem
+	for h := range lo {
+		lo[h] = tmp.Offset(8 * h)
+	}
+	lW, lV, lCnt, lCol := tmp.Offset(64), tmp.Offset(72), tmp.Offset(80), tmp.Offset(88)
+	{
+		r := GP64()
+		MOVQ(o, r)
+		for h := range 8 {
+			if h > 0 {
+				ADDQ(odb, r)
+			}
+			MOVQ(r, lo[h])
+		}
+	}
+	MOVQ(w, lW)
+	ws3 := GP64()
+	LEAQ(Mem{Base: ws, Index: ws, Scale: 2}, ws3)
+	MOVQ(v, lV)
+	MOVQ(cnt, lCnt)
+	t.colBlocks("pv8", []int{2, 1}, odb, lCol, func(nb int, col GPVirtual) {
+		acc := t.loadO(lo[:], col, nb) // [head][vector]
+		wp, wp4, rp, n := GP64(), GP64(), GP64(), GP64()
+		MOVQ(lW, wp)
+		LEAQ(Mem{Base: wp, Index: ws, Scale: 4}, wp4)
+		t.vColumn(rp, lV, col)
+		MOVQ(lCnt, n)
+		row, merge := NewLabel("pv8_row"), NewLabel("pv8_merge")
+		TESTQ(n, n)
+		JZ(LabelRef(merge))
+		Label(row)
+		vl := make([]VecVirtual, nb)
+		for u := range nb {
+			vl[u] = t.kvLoad(Mem{Base: rp, Disp: u * t.kb()})
+		}
+		for h := range 8 {
+			b := wp
+			if h >= 4 {
+				b = wp4
+			}
+			m := Mem{Base: b}
+			switch h % 4 {
+			case 1:
+				m = Mem{Base: b, Index: ws, Scale: 1}
+			case 2:
+				m = Mem{Base: b, Index: ws, Scale: 2}
+			case 3:
+				m = Mem{Base: b, Index: ws3, Scale: 1}
+			}
+			wv := t.Vec()
+			VBROADCASTSS(m, wv)
+			for u := range nb {
+				VFMADD231PS(vl[u], wv, acc[h][u])
+			}
+		}
+		pf.step()
+		ADDQ(Imm(4), wp)
+		ADDQ(Imm(4), wp4)
+		ADDQ(vdb, rp)
+		DECQ(n)
+		JNZ(LabelRef(row))
+		Label(merge)
+		t.storeO(lo[:], col, acc)
+	})
+}
+
 // prefetcher spreads software prefetches of one region [cur, end) over
 // the inner loops of every head (pair) of a GQA group. A spread one
 // (countdown set) prefetches on every ng-th step only: the region then
@@ -1619,7 +1884,7 @@ func (t tier) flashDecode(fast bool) {
 	Doc(name+" is flash decode with "+map[bool]string{true: "the fast", false: "the exact"}[fast]+" exp; see flashGeneric.",
 		"state holds m[0..ng), s[0..ng), mb[0..ng); tiles holds max(ng, 2) tile buffers of tileStride bytes (a lone head pipelined takes two).")
 	lKp, lVp, lRem, lCnt, lH := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
-	lTmp := AllocLocal(96)
+	lTmp := AllocLocal(160)
 	// AVX2 (one head at a time) spreads both regions evenly over the heads
 	// of a phase; AVX-512's head pairs step through them at half the rate
 	// they read K or V, which for 4 heads ends with the phase.
@@ -1643,7 +1908,9 @@ func (t tier) flashDecode(fast bool) {
 	scale := paramAddr("scale")
 
 	// eachHead emits the loops over the heads of the group, h kept in lH
-	// so that a body has every register to itself: with quad set (AVX-512,
+	// so that a body has every register to itself: with oct set (octs:
+	// AVX-512 f16, where the mode argument asks), eight heads at a time
+	// while eight remain; with quad set (AVX-512,
 	// f32 and f16), four heads at a time while four remain, and only when
 	// a K or V row is at most quadMax bytes, where quadMax is set (a
 	// runtime test: D is a parameter); with pair set (f32 and f16), two
@@ -1651,7 +1918,7 @@ func (t tier) flashDecode(fast bool) {
 	// and pairs step the prefetchers with their near prefetch on, the
 	// single heads with it off.
 	var lRL Mem // the bytes of a K or V row (set below)
-	eachHead := func(name string, quadMax int, quad, pair, single func()) {
+	eachHead := func(name string, quadMax int, oct, quad, pair, single func()) {
 		MOVQ(U32(0), lH)
 		loop := func(step int, body func()) {
 			top, done := NewLabel(name), NewLabel(name+"_done")
@@ -1671,6 +1938,14 @@ func (t tier) flashDecode(fast bool) {
 		}
 		// The quads and pairs step the prefetchers with near on.
 		pfV.near, pfK.near = near, near
+		if oct != nil && t.octs() { // where the caller asks (mode's modeOcts bit)
+			noOcts, ask := NewLabel(name+"_noocts"), GP64()
+			Load(Param("mode"), ask)
+			TESTQ(U32(modeOcts), ask)
+			JZ(LabelRef(noOcts))
+			loop(8, oct)
+			Label(noOcts)
+		}
 		if quad != nil && t.W == 16 && !t.kv.q8 { // scores4 and pv4: AVX-512, f32 and f16
 			skip := NewLabel(name + "_noquads")
 			if quadMax > 0 {
@@ -1699,7 +1974,7 @@ func (t tier) flashDecode(fast bool) {
 		return f
 	}
 	// forHeads emits "for h := 0; h < ng; h++ { body }".
-	forHeads := func(name string, body func()) { eachHead(name, 0, nil, nil, body) }
+	forHeads := func(name string, body func()) { eachHead(name, 0, nil, nil, nil, body) }
 	// firstHeadOr emits first() for head 0 and other() for the rest.
 	firstHeadOr := func(first, other func()) {
 		otherL, done := NewLabel("other_head"), NewLabel("first_done")
@@ -1785,11 +2060,11 @@ func (t tier) flashDecode(fast bool) {
 	tile, finish := NewLabel("tile"), NewLabel("finish")
 	pipe := t.lonePipelined()
 	loneL := NewLabel("lone")
-	if pipe { // a lone head, where the caller asks (pipe ≠ 0: lonePipelined's doc)
+	if pipe { // a lone head, where the caller asks (mode bit 0: lonePipelined's doc)
 		g, ask := GP64(), GP64()
 		phases := NewLabel("lone_phases")
-		Load(Param("pipe"), ask)
-		TESTQ(ask, ask)
+		Load(Param("mode"), ask)
+		TESTQ(U32(modeLonePipe), ask)
 		JZ(LabelRef(phases))
 		Load(Param("ng"), g)
 		CMPQ(g, Imm(1))
@@ -1879,6 +2154,17 @@ func (t tier) flashDecode(fast bool) {
 	// the quads and pairs spread this tile's V over their loops (pfV); a
 	// lone head (decode-flash, odd groups) fetches it if it is the first.
 	eachHead("scores", 0, func() {
+		q, buf, db := pairRows("q")
+		kp, cnt, ts := GP64(), GP64(), GP64()
+		MOVQ(lKp, kp)
+		MOVQ(lCnt, cnt)
+		Load(Param("tileStride"), ts)
+		m := t.scores8(buf[0], ts, q[0], db, kp, cnt, kvStride(), lRL, scale, lTmp, &pfV)
+		mb := stateAt(2)
+		for h := range m {
+			VMOVSS(m[h], mb.Offset(4*h))
+		}
+	}, func() {
 		q, buf, db := pairRows("q")
 		kp, cnt, ts := GP64(), GP64(), GP64()
 		MOVQ(lKp, kp)
@@ -2043,7 +2329,7 @@ func (t tier) flashDecode(fast bool) {
 			}
 		}
 	}
-	eachHead("softmax", 0, nil, softmax(2), softmax(1))
+	eachHead("softmax", 0, nil, nil, softmax(2), softmax(1))
 	// C: P·V of every head, four heads at a time where pv4Max allows
 	// (AVX-512), then two (pv2), sharing each V load and widening: in L3
 	// (Zen 4), f16 32:8 and 64:8 calls went 7–8 % faster with the quads,
@@ -2053,6 +2339,13 @@ func (t tier) flashDecode(fast bool) {
 	// lone first head fetches it row by row (from V: the same rows tk·d
 	// floats on, in the K buffer).
 	eachHead("pv", pv4Max(t), func() {
+		o, buf, db := pairRows("o")
+		vp, cnt, ts := GP64(), GP64(), GP64()
+		MOVQ(lVp, vp)
+		MOVQ(lCnt, cnt)
+		Load(Param("tileStride"), ts)
+		t.pv8(o[0], buf[0], ts, vp, cnt, db, kvStride(), lTmp, &pfK)
+	}, func() {
 		o, buf, db := pairRows("o")
 		vp, cnt, ts := GP64(), GP64(), GP64()
 		MOVQ(lVp, vp)
@@ -2776,7 +3069,8 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // four heads' outputs a chunk, and their phases' near prefetch already
 // keeps memory busier than a lone head's did.
 //
-// Whether a call takes the path is the caller's (the pipe argument): the
+// Whether a call takes the path is the caller's (the mode argument's
+// modeLonePipe bit): the
 // Go side asks for it on the CPUs where it was measured faster
 // (lonePipelinedOn in decode_amd64.go). On an Intel Xeon (family 6 model
 // 207, 2.4 GHz, one thread, hd 128, sweeps alternated, 3–4 rounds) the
