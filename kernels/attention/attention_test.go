@@ -155,7 +155,7 @@ func gateCases() []gateCase {
 						add(fmt.Sprintf("%s/T=%d", kv, t), Params{Kernel: k, Shape: kvs(Shape{H: 2, Hkv: 1, D: d, T: t, Cap: t + 3}), Exp: e}, random)
 					}
 				}
-				for _, g := range []int{1, 3, 4, 8, 13, 15} { // 13, 15: AVX-512 f16's octs, then quads, pairs, a lone head
+				for _, g := range []int{1, 3, 4, 8, 13, 15} { // 13, 15: f16's wide sets, then quads, pairs, a lone head
 					for _, d := range []int{64, 96, 128, 256} {
 						add(fmt.Sprintf("%s/gqa=%d", kv, g), Params{Kernel: k, Shape: kvs(Shape{H: 2 * g, Hkv: 2, D: d, T: 77}), Exp: e}, random)
 					}
@@ -231,8 +231,8 @@ func gate(t *testing.T, im Impl, p Params, fill pattern) {
 
 // flashPaths is im, then im with each optional path that p can take
 // turned the other way (Impl.mode): where p runs a lone head, the pipeline
-// or the phases; where it runs AVX-512 f16 groups of eight or more, octs
-// or quads. So every CPU checks every path, not only the ones it takes by
+// or the phases; where it runs f16 groups of four or more, the wide sets
+// or the narrow, the quads paced or not. So every CPU checks every path, not only the ones it takes by
 // default. The generic tier has one path (flashGeneric ignores mode): it
 // runs once.
 func flashPaths(im Impl, p Params) []Impl {
@@ -248,8 +248,9 @@ func flashPaths(im Impl, p Params) []Impl {
 	if p.Kernel == DecodeFlash || p.Group() == 1 {
 		flip(modeLonePipe)
 	}
-	if p.Kernel != DecodeFlash && p.Group() >= 8 && p.KV == F16 && im.Tier == isa.AVX512 {
-		flip(modeOcts)
+	if p.Kernel != DecodeFlash && p.Group() >= 4 && p.KV == F16 {
+		flip(modeWide)  // AVX-512 eight heads, then quads; AVX2 four, then pairs
+		flip(modePaced) // the AVX-512 quads' prefetch
 	}
 	return paths
 }
@@ -403,7 +404,7 @@ func TestWindow(t *testing.T) {
 // scores, the float64 one (over the values the cache holds) within the
 // gate's tolerance (relative to its magnitude, at least 1), for every KV
 // type and layout; groups of two query heads, and f16's of two and nine
-// (AVX-512's octs, then a lone head).
+// (the wide sets, then a lone head).
 func TestLSE(t *testing.T) {
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, k := range Kernels {

@@ -74,15 +74,16 @@ func init() {
 // path. The tests run both paths on every CPU (gate's lonePaths).
 func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 
-// octsOn reports whether a GQA group takes its query heads eight at a
-// time (while eight remain) on a CPU of this vendor, in the kernels that
-// can (AVX-512 f16: the generator's octs, whose doc has the measurements):
-// every K and V vector widened once for eight heads, not four. Where
-// VCVTPH2PS zmm is two µops on the FMA ports, as on Intel, the widening is
-// what bounds the quads. AMD takes the quads, the path its Zen 5
-// measurements chose, until octs are measured there. The tests run both
-// paths on every CPU.
-func octsOn(v cpuid.Vendor) bool { return v != cpuid.AMD }
+// wideOn reports whether a CPU of this vendor takes the f16 groups' Intel
+// shape (modeWide and modePaced): a group's heads as many at a time as
+// share a widened vector (AVX-512 eight, AVX2 four; the generator's wide,
+// whose doc has the measurements), and the AVX-512 quads' prefetch paced
+// to their reads (pacedLines). Where VCVTPH2PS is two µops on the FMA
+// ports, as on the Intel Xeon measured, the widening is what bounds the
+// narrower sets. AMD keeps the shapes its Zen 5 measurements chose (there
+// the paced quads were 2–7 % slower from DRAM) until the wide sets are
+// measured there. The tests run every path on every CPU.
+func wideOn(v cpuid.Vendor) bool { return v != cpuid.AMD }
 
 // modeOn is the flash kernels' paths a CPU of this vendor takes.
 func modeOn(v cpuid.Vendor) flashMode {
@@ -90,8 +91,8 @@ func modeOn(v cpuid.Vendor) flashMode {
 	if lonePipelinedOn(v) {
 		m |= modeLonePipe
 	}
-	if octsOn(v) {
-		m |= modeOcts
+	if wideOn(v) {
+		m |= modeWide | modePaced
 	}
 	return m
 }
@@ -155,8 +156,10 @@ func naiveAsm(fs naiveKernels) naiveFunc {
 // the tile maxima (3·ng floats); tiles holds max(ng, 2) buffers of tileStride bytes.
 // mode is a flashMode: with modeLonePipe a lone head (ng = 1) takes the
 // pipelined path, in the kernels that have one (the generator's
-// lonePipelined), otherwise the phases; with modeOcts a group takes its
-// heads eight at a time, in those that can (the generator's octs).
+// lonePipelined), otherwise the phases; with modeWide an f16 group takes
+// its heads as many at a time as share a widened vector (the generator's
+// wide); with modePaced the AVX-512 f16 quads prefetch two lines a step
+// (its pacedLines).
 //
 //go:noescape
 func flashDecodeExactAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
@@ -172,8 +175,10 @@ func flashDecodeFastAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale 
 // the tile maxima (3·ng floats); tiles holds max(ng, 2) buffers of tileStride bytes.
 // mode is a flashMode: with modeLonePipe a lone head (ng = 1) takes the
 // pipelined path, in the kernels that have one (the generator's
-// lonePipelined), otherwise the phases; with modeOcts a group takes its
-// heads eight at a time, in those that can (the generator's octs).
+// lonePipelined), otherwise the phases; with modeWide an f16 group takes
+// its heads as many at a time as share a widened vector (the generator's
+// wide); with modePaced the AVX-512 f16 quads prefetch two lines a step
+// (its pacedLines).
 //
 //go:noescape
 func flashDecodeExactAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)

@@ -14975,13 +14975,314 @@ tile_5:
 	MOVQ    $0x00000001, 216(SP)
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
+	MOVQ    mode+104(FP), AX
+	TESTQ   $0x00000002, AX
+	JZ      scores_nowide_1
 
 scores_11:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_25
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    200(SP), R9
+	MOVQ    216(SP), R10
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+
+scoresw_by2_1:
+	CMPQ   56(SP), $0x02
+	JL     scoresw_lone_1
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
+	LEAQ   (AX)(AX*2), BX
+	MOVQ   248(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	SUBQ   $0x00000010, SI
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
+	JAE    scoresw_odd_1
+
+scoresw_chunk2_1:
+	VCVTPH2PS   (CX), Y13
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VMOVUPS     (DX), Y15
+	VFMADD231PS Y13, Y15, Y5
+	VFMADD231PS Y14, Y15, Y6
+	VMOVUPS     (DX)(AX*1), Y15
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (DX)(AX*2), Y15
+	VFMADD231PS Y13, Y15, Y9
+	VFMADD231PS Y14, Y15, Y10
+	VMOVUPS     (DX)(BX*1), Y15
+	VFMADD231PS Y13, Y15, Y11
+	VFMADD231PS Y14, Y15, Y12
+	DECQ        R10
+	JNZ         pf_skip_81
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_81
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	ADDQ        $0x00000080, R9
+
+pf_skip_81:
+	VCVTPH2PS   16(CX), Y13
+	VCVTPH2PS   16(CX)(R8*1), Y14
+	VMOVUPS     32(DX), Y15
+	VFMADD231PS Y13, Y15, Y5
+	VFMADD231PS Y14, Y15, Y6
+	VMOVUPS     32(DX)(AX*1), Y15
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     32(DX)(AX*2), Y15
+	VFMADD231PS Y13, Y15, Y9
+	VFMADD231PS Y14, Y15, Y10
+	VMOVUPS     32(DX)(BX*1), Y15
+	VFMADD231PS Y13, Y15, Y11
+	VFMADD231PS Y14, Y15, Y12
+	DECQ        R10
+	JNZ         pf_skip_82
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_82
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	ADDQ        $0x00000080, R9
+
+pf_skip_82:
+	ADDQ $0x00000020, CX
+	ADDQ $0x00000040, DX
+	CMPQ CX, 48(SP)
+	JB   scoresw_chunk2_1
+
+scoresw_odd_1:
+	CMPQ        CX, 40(SP)
+	JAE         scoresw_chunks_1
+	VCVTPH2PS   (CX), Y13
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VMOVUPS     (DX), Y15
+	VFMADD231PS Y13, Y15, Y5
+	VFMADD231PS Y14, Y15, Y6
+	VMOVUPS     (DX)(AX*1), Y15
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (DX)(AX*2), Y15
+	VFMADD231PS Y13, Y15, Y9
+	VFMADD231PS Y14, Y15, Y10
+	VMOVUPS     (DX)(BX*1), Y15
+	VFMADD231PS Y13, Y15, Y11
+	VFMADD231PS Y14, Y15, Y12
+	DECQ        R10
+	JNZ         pf_skip_83
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_83
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	ADDQ        $0x00000080, R9
+
+pf_skip_83:
+scoresw_chunks_1:
+	VBROADCASTSS scale+64(FP), Y13
+	MOVQ         104(SP), CX
+	LEAQ         (DI)(DI*2), DX
+	VHADDPS      Y6, Y5, Y5
+	VHADDPS      Y8, Y7, Y6
+	VHADDPS      Y10, Y9, Y7
+	VHADDPS      Y12, Y11, Y8
+	VHADDPS      Y6, Y5, Y5
+	VHADDPS      Y8, Y7, Y6
+	VPERM2F128   $0x20, Y6, Y5, Y7
+	VPERM2F128   $0x31, Y6, Y5, Y5
+	VADDPS       Y5, Y7, Y7
+	VMULPS       Y13, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	VEXTRACTF128 $0x01, Y7, X5
+	VMOVLPS      X7, (CX)
+	VMOVHPS      X7, (CX)(DI*1)
+	VMOVLPS      X5, (CX)(DI*2)
+	VMOVHPS      X5, (CX)(DX*1)
+	ADDQ         $0x00000008, 104(SP)
+	SUBQ         $0x02, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*2), CX
+	MOVQ         CX, 64(SP)
+	JMP          scoresw_by2_1
+
+scoresw_lone_1:
+	MOVQ 104(SP), AX
+	ADDQ DI, AX
+	MOVQ AX, 112(SP)
+	ADDQ DI, AX
+	MOVQ AX, 120(SP)
+	ADDQ DI, AX
+	MOVQ AX, 128(SP)
+
+scoresw_by1_1:
+	CMPQ   56(SP), $0x00
+	JE     scoresw_done_1
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   64(SP), AX
+	MOVQ   72(SP), CX
+	SUBQ   AX, CX
+	SUBQ   AX, CX
+	MOVQ   80(SP), DX
+	SUBQ   AX, DX
+	SUBQ   AX, DX
+	MOVQ   88(SP), BX
+	SUBQ   AX, BX
+	SUBQ   AX, BX
+	MOVQ   96(SP), SI
+	SUBQ   AX, SI
+	SUBQ   AX, SI
+	MOVQ   248(SP), DI
+	ADDQ   AX, DI
+	MOVQ   DI, 40(SP)
+
+scoresw_chunk1_1:
+	VCVTPH2PS    (AX), Y9
+	VFMADD231PS  (CX)(AX*2), Y9, Y5
+	VFMADD231PS  (DX)(AX*2), Y9, Y6
+	VFMADD231PS  (BX)(AX*2), Y9, Y7
+	VFMADD231PS  (SI)(AX*2), Y9, Y8
+	ADDQ         $0x00000010, AX
+	CMPQ         AX, 40(SP)
+	JB           scoresw_chunk1_1
+	VEXTRACTF128 $0x01, Y5, X9
+	VADDPS       X5, X9, X9
+	VMOVHLPS     X9, X9, X5
+	VADDPS       X5, X9, X9
+	VMOVSHDUP    X9, X5
+	VADDPS       X5, X9, X9
+	VMULSS       scale+64(FP), X9, X9
+	VMAXSS       X9, X1, X1
+	MOVQ         104(SP), AX
+	VMOVSS       X9, (AX)
+	ADDQ         $0x00000004, 104(SP)
+	VEXTRACTF128 $0x01, Y6, X5
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDPS       X6, X5, X5
+	VMULSS       scale+64(FP), X5, X5
+	VMAXSS       X5, X2, X2
+	MOVQ         112(SP), AX
+	VMOVSS       X5, (AX)
+	ADDQ         $0x00000004, 112(SP)
+	VEXTRACTF128 $0x01, Y7, X5
+	VADDPS       X7, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDPS       X6, X5, X5
+	VMULSS       scale+64(FP), X5, X5
+	VMAXSS       X5, X3, X3
+	MOVQ         120(SP), AX
+	VMOVSS       X5, (AX)
+	ADDQ         $0x00000004, 120(SP)
+	VEXTRACTF128 $0x01, Y8, X5
+	VADDPS       X8, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDPS       X6, X5, X5
+	VMULSS       scale+64(FP), X5, X5
+	VMAXSS       X5, X4, X4
+	MOVQ         128(SP), AX
+	VMOVSS       X5, (AX)
+	ADDQ         $0x00000004, 128(SP)
+	SUBQ         $0x01, 56(SP)
+	MOVQ         64(SP), AX
+	ADDQ         R8, AX
+	MOVQ         AX, 64(SP)
+	JMP          scoresw_by1_1
+
+scoresw_done_1:
+	VPERMILPS    $0xb1, Y0, Y5
+	VMAXPS       Y5, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X5
+	VMOVAPS      X0, X6
+	VMAXSS       X1, X6, X6
+	VMOVHLPS     X0, X0, X0
+	VMAXSS       X2, X0, X0
+	VMOVAPS      X5, X1
+	VMAXSS       X3, X1, X1
+	VMOVHLPS     X5, X5, X2
+	VMAXSS       X4, X2, X2
+	MOVQ         R9, 200(SP)
+	MOVQ         R10, 216(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X6, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X1, 8(AX)(CX*4)
+	VMOVSS       X2, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_11
+
+scores_done_25:
+scores_nowide_1:
+scores_12:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_25
+	JGE     scores_done_26
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -15074,17 +15375,17 @@ scores2_6_chunk2_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_81
+	JNZ         pf_skip_84
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_81
+	JAE         pf_skip_84
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_81:
+pf_skip_84:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -15106,17 +15407,17 @@ pf_skip_81:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_82
+	JNZ         pf_skip_85
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_82
+	JAE         pf_skip_85
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_82:
+pf_skip_85:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -15146,17 +15447,17 @@ scores2_6_odd_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_83
+	JNZ         pf_skip_86
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_83
+	JAE         pf_skip_86
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_83:
+pf_skip_86:
 scores2_6_chunks_1:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -15246,17 +15547,17 @@ scores2_4_chunk2_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_84
+	JNZ         pf_skip_87
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_84
+	JAE         pf_skip_87
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_84:
+pf_skip_87:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -15272,17 +15573,17 @@ pf_skip_84:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_85
+	JNZ         pf_skip_88
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_85
+	JAE         pf_skip_88
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_85:
+pf_skip_88:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_3
@@ -15305,17 +15606,17 @@ scores2_4_odd_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_86
+	JNZ         pf_skip_89
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_86
+	JAE         pf_skip_89
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_86:
+pf_skip_89:
 scores2_4_chunks_3:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -15425,14 +15726,14 @@ scores2_done_5:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_11
+	JMP       scores_12
 
-scores_done_25:
-scores_12:
+scores_done_26:
+scores_13:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_26
+	JGE     scores_done_27
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -15486,15 +15787,15 @@ scores_pairs_23:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_87
+	JNZ         pf_skip_90
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_87
+	JAE         pf_skip_90
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_87:
+pf_skip_90:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -15544,15 +15845,15 @@ scores_pairs_24:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_88
+	JNZ         pf_skip_91
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_88
+	JAE         pf_skip_91
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_88:
+pf_skip_91:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -15603,7 +15904,7 @@ scores_half_24:
 
 scores_by1_15:
 	TESTQ  BX, BX
-	JZ     scores_done_27
+	JZ     scores_done_28
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -15633,7 +15934,7 @@ scores_chunk1_15:
 	ADDQ         SI, DX
 	JMP          scores_by1_15
 
-scores_done_27:
+scores_done_28:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -15650,9 +15951,9 @@ scores_done_27:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_12
+	JMP          scores_13
 
-scores_done_26:
+scores_done_27:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_9:
@@ -16144,14 +16445,195 @@ exp_done_18:
 	JMP    softmax_10
 
 softmax_done_10:
-	MOVQ $0x00000000, 32(SP)
+	MOVQ  $0x00000000, 32(SP)
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000002, AX
+	JZ    pv_nowide_1
 
 pv_11:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_11
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  224(SP), R9
+	MOVQ  240(SP), R10
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pvw_block_1:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pvw_next_1
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Y4
+	VMOVUPS 32(BX)(DX*1), Y5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Y6
+	VMOVUPS 32(BX)(DX*1), Y7
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pvw_merge_1
+
+pvw_row_1:
+	VCVTPH2PS    (SI), Y8
+	VCVTPH2PS    16(SI), Y9
+	VBROADCASTSS (BX), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (BX)(DI*1), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS (BX)(DI*2), Y10
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS (BX)(CX*1), Y10
+	VFMADD231PS  Y8, Y10, Y6
+	VFMADD231PS  Y9, Y10, Y7
+	DECQ         R10
+	JNZ          pf_skip_92
+	MOVQ         ng+16(FP), R10
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_92
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	ADDQ         $0x00000080, R9
+
+pf_skip_92:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R11
+	JNZ  pvw_row_1
+
+pvw_merge_1:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pvw_block_1
+
+pvw_next_1:
+pvw_block_2:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pvw_next_2
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Y3
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pvw_merge_2
+
+pvw_row_2:
+	VCVTPH2PS    (SI), Y4
+	VBROADCASTSS (BX), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (BX)(DI*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (BX)(DI*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (BX)(CX*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	DECQ         R10
+	JNZ          pf_skip_93
+	MOVQ         ng+16(FP), R10
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_93
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	ADDQ         $0x00000080, R9
+
+pf_skip_93:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R11
+	JNZ  pvw_row_2
+
+pvw_merge_2:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Y3, (BX)(DX*1)
+	ADDQ    $0x00000020, 128(SP)
+	JMP     pvw_block_2
+
+pvw_next_2:
+	MOVQ R9, 224(SP)
+	MOVQ R10, 240(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_11
+
+pv_done_11:
+pv_nowide_1:
+pv_12:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_11
+	JGE   pv_done_12
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -16229,17 +16711,17 @@ pv2_single_17:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_89
+	JNZ          pf_skip_94
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_89
+	JAE          pf_skip_94
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_89:
+pf_skip_94:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -16304,17 +16786,17 @@ pv2_single_18:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_90
+	JNZ          pf_skip_95
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_90
+	JAE          pf_skip_95
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_90:
+pf_skip_95:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -16365,17 +16847,17 @@ pv2_single_19:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_91
+	JNZ          pf_skip_96
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_91
+	JAE          pf_skip_96
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_91:
+pf_skip_96:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -16417,17 +16899,17 @@ pv2_single_20:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_92
+	JNZ          pf_skip_97
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_92
+	JAE          pf_skip_97
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_92:
+pf_skip_97:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -16445,14 +16927,14 @@ pv2_next_20:
 	MOVQ R10, 224(SP)
 	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_11
+	JMP  pv_12
 
-pv_done_11:
-pv_12:
+pv_done_12:
+pv_13:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_12
+	JGE   pv_done_13
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -16522,16 +17004,16 @@ pv_single_63:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_93
+	JNZ          pf_skip_98
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_93
+	JAE          pf_skip_98
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	ADDQ         $0x000000c0, R8
 
-pf_skip_93:
+pf_skip_98:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16594,15 +17076,15 @@ pv_single_64:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_94
+	JNZ          pf_skip_99
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_94
+	JAE          pf_skip_99
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_94:
+pf_skip_99:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16662,15 +17144,15 @@ pv_pair_65:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_95
+	JNZ          pf_skip_100
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_95
+	JAE          pf_skip_100
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_95:
+pf_skip_100:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -16690,14 +17172,14 @@ pv_single_65:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_96
+	JNZ          pf_skip_101
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_96
+	JAE          pf_skip_101
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_96:
+pf_skip_101:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16745,14 +17227,14 @@ pv_pair_66:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_97
+	JNZ          pf_skip_102
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_97
+	JAE          pf_skip_102
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_97:
+pf_skip_102:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -16768,14 +17250,14 @@ pv_single_66:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_98
+	JNZ          pf_skip_103
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_98
+	JAE          pf_skip_103
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_98:
+pf_skip_103:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16813,14 +17295,14 @@ pv_pair_67:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_99
+	JNZ          pf_skip_104
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_99
+	JAE          pf_skip_104
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_99:
+pf_skip_104:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -16834,14 +17316,14 @@ pv_single_67:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_100
+	JNZ          pf_skip_105
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_100
+	JAE          pf_skip_105
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_100:
+pf_skip_105:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -16857,9 +17339,9 @@ pv_next_67:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_12
+	JMP  pv_13
 
-pv_done_12:
+pv_done_13:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -17064,7 +17546,7 @@ scores_half_26:
 
 scores_by1_16:
 	TESTQ  R8, R8
-	JZ     scores_done_28
+	JZ     scores_done_29
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -17094,7 +17576,7 @@ scores_chunk1_16:
 	ADDQ         DI, DX
 	JMP          scores_by1_16
 
-scores_done_28:
+scores_done_29:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -17535,13 +18017,314 @@ tile_6:
 	MOVQ    $0x00000001, 216(SP)
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
+	MOVQ    mode+104(FP), AX
+	TESTQ   $0x00000002, AX
+	JZ      scores_nowide_2
 
-scores_13:
+scores_14:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_30
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    200(SP), R9
+	MOVQ    216(SP), R10
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+
+scoresw_by2_2:
+	CMPQ   56(SP), $0x02
+	JL     scoresw_lone_2
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
+	LEAQ   (AX)(AX*2), BX
+	MOVQ   248(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	SUBQ   $0x00000010, SI
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
+	JAE    scoresw_odd_2
+
+scoresw_chunk2_2:
+	VCVTPH2PS   (CX), Y13
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VMOVUPS     (DX), Y15
+	VFMADD231PS Y13, Y15, Y5
+	VFMADD231PS Y14, Y15, Y6
+	VMOVUPS     (DX)(AX*1), Y15
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (DX)(AX*2), Y15
+	VFMADD231PS Y13, Y15, Y9
+	VFMADD231PS Y14, Y15, Y10
+	VMOVUPS     (DX)(BX*1), Y15
+	VFMADD231PS Y13, Y15, Y11
+	VFMADD231PS Y14, Y15, Y12
+	DECQ        R10
+	JNZ         pf_skip_106
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_106
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	ADDQ        $0x00000080, R9
+
+pf_skip_106:
+	VCVTPH2PS   16(CX), Y13
+	VCVTPH2PS   16(CX)(R8*1), Y14
+	VMOVUPS     32(DX), Y15
+	VFMADD231PS Y13, Y15, Y5
+	VFMADD231PS Y14, Y15, Y6
+	VMOVUPS     32(DX)(AX*1), Y15
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     32(DX)(AX*2), Y15
+	VFMADD231PS Y13, Y15, Y9
+	VFMADD231PS Y14, Y15, Y10
+	VMOVUPS     32(DX)(BX*1), Y15
+	VFMADD231PS Y13, Y15, Y11
+	VFMADD231PS Y14, Y15, Y12
+	DECQ        R10
+	JNZ         pf_skip_107
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_107
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	ADDQ        $0x00000080, R9
+
+pf_skip_107:
+	ADDQ $0x00000020, CX
+	ADDQ $0x00000040, DX
+	CMPQ CX, 48(SP)
+	JB   scoresw_chunk2_2
+
+scoresw_odd_2:
+	CMPQ        CX, 40(SP)
+	JAE         scoresw_chunks_2
+	VCVTPH2PS   (CX), Y13
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VMOVUPS     (DX), Y15
+	VFMADD231PS Y13, Y15, Y5
+	VFMADD231PS Y14, Y15, Y6
+	VMOVUPS     (DX)(AX*1), Y15
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (DX)(AX*2), Y15
+	VFMADD231PS Y13, Y15, Y9
+	VFMADD231PS Y14, Y15, Y10
+	VMOVUPS     (DX)(BX*1), Y15
+	VFMADD231PS Y13, Y15, Y11
+	VFMADD231PS Y14, Y15, Y12
+	DECQ        R10
+	JNZ         pf_skip_108
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_108
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	ADDQ        $0x00000080, R9
+
+pf_skip_108:
+scoresw_chunks_2:
+	VBROADCASTSS scale+64(FP), Y13
+	MOVQ         104(SP), CX
+	LEAQ         (DI)(DI*2), DX
+	VHADDPS      Y6, Y5, Y5
+	VHADDPS      Y8, Y7, Y6
+	VHADDPS      Y10, Y9, Y7
+	VHADDPS      Y12, Y11, Y8
+	VHADDPS      Y6, Y5, Y5
+	VHADDPS      Y8, Y7, Y6
+	VPERM2F128   $0x20, Y6, Y5, Y7
+	VPERM2F128   $0x31, Y6, Y5, Y5
+	VADDPS       Y5, Y7, Y7
+	VMULPS       Y13, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	VEXTRACTF128 $0x01, Y7, X5
+	VMOVLPS      X7, (CX)
+	VMOVHPS      X7, (CX)(DI*1)
+	VMOVLPS      X5, (CX)(DI*2)
+	VMOVHPS      X5, (CX)(DX*1)
+	ADDQ         $0x00000008, 104(SP)
+	SUBQ         $0x02, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*2), CX
+	MOVQ         CX, 64(SP)
+	JMP          scoresw_by2_2
+
+scoresw_lone_2:
+	MOVQ 104(SP), AX
+	ADDQ DI, AX
+	MOVQ AX, 112(SP)
+	ADDQ DI, AX
+	MOVQ AX, 120(SP)
+	ADDQ DI, AX
+	MOVQ AX, 128(SP)
+
+scoresw_by1_2:
+	CMPQ   56(SP), $0x00
+	JE     scoresw_done_2
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   64(SP), AX
+	MOVQ   72(SP), CX
+	SUBQ   AX, CX
+	SUBQ   AX, CX
+	MOVQ   80(SP), DX
+	SUBQ   AX, DX
+	SUBQ   AX, DX
+	MOVQ   88(SP), BX
+	SUBQ   AX, BX
+	SUBQ   AX, BX
+	MOVQ   96(SP), SI
+	SUBQ   AX, SI
+	SUBQ   AX, SI
+	MOVQ   248(SP), DI
+	ADDQ   AX, DI
+	MOVQ   DI, 40(SP)
+
+scoresw_chunk1_2:
+	VCVTPH2PS    (AX), Y9
+	VFMADD231PS  (CX)(AX*2), Y9, Y5
+	VFMADD231PS  (DX)(AX*2), Y9, Y6
+	VFMADD231PS  (BX)(AX*2), Y9, Y7
+	VFMADD231PS  (SI)(AX*2), Y9, Y8
+	ADDQ         $0x00000010, AX
+	CMPQ         AX, 40(SP)
+	JB           scoresw_chunk1_2
+	VEXTRACTF128 $0x01, Y5, X9
+	VADDPS       X5, X9, X9
+	VMOVHLPS     X9, X9, X5
+	VADDPS       X5, X9, X9
+	VMOVSHDUP    X9, X5
+	VADDPS       X5, X9, X9
+	VMULSS       scale+64(FP), X9, X9
+	VMAXSS       X9, X1, X1
+	MOVQ         104(SP), AX
+	VMOVSS       X9, (AX)
+	ADDQ         $0x00000004, 104(SP)
+	VEXTRACTF128 $0x01, Y6, X5
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDPS       X6, X5, X5
+	VMULSS       scale+64(FP), X5, X5
+	VMAXSS       X5, X2, X2
+	MOVQ         112(SP), AX
+	VMOVSS       X5, (AX)
+	ADDQ         $0x00000004, 112(SP)
+	VEXTRACTF128 $0x01, Y7, X5
+	VADDPS       X7, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDPS       X6, X5, X5
+	VMULSS       scale+64(FP), X5, X5
+	VMAXSS       X5, X3, X3
+	MOVQ         120(SP), AX
+	VMOVSS       X5, (AX)
+	ADDQ         $0x00000004, 120(SP)
+	VEXTRACTF128 $0x01, Y8, X5
+	VADDPS       X8, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDPS       X6, X5, X5
+	VMULSS       scale+64(FP), X5, X5
+	VMAXSS       X5, X4, X4
+	MOVQ         128(SP), AX
+	VMOVSS       X5, (AX)
+	ADDQ         $0x00000004, 128(SP)
+	SUBQ         $0x01, 56(SP)
+	MOVQ         64(SP), AX
+	ADDQ         R8, AX
+	MOVQ         AX, 64(SP)
+	JMP          scoresw_by1_2
+
+scoresw_done_2:
+	VPERMILPS    $0xb1, Y0, Y5
+	VMAXPS       Y5, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X5
+	VMOVAPS      X0, X6
+	VMAXSS       X1, X6, X6
+	VMOVHLPS     X0, X0, X0
+	VMAXSS       X2, X0, X0
+	VMOVAPS      X5, X1
+	VMAXSS       X3, X1, X1
+	VMOVHLPS     X5, X5, X2
+	VMAXSS       X4, X2, X2
+	MOVQ         R9, 200(SP)
+	MOVQ         R10, 216(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X6, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X1, 8(AX)(CX*4)
+	VMOVSS       X2, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_14
+
+scores_done_30:
+scores_nowide_2:
+scores_15:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_29
+	JGE     scores_done_31
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -17634,17 +18417,17 @@ scores2_6_chunk2_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_101
+	JNZ         pf_skip_109
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_101
+	JAE         pf_skip_109
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_101:
+pf_skip_109:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -17666,17 +18449,17 @@ pf_skip_101:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_102
+	JNZ         pf_skip_110
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_102
+	JAE         pf_skip_110
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_102:
+pf_skip_110:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -17706,17 +18489,17 @@ scores2_6_odd_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_103
+	JNZ         pf_skip_111
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_103
+	JAE         pf_skip_111
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_103:
+pf_skip_111:
 scores2_6_chunks_2:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -17806,17 +18589,17 @@ scores2_4_chunk2_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_104
+	JNZ         pf_skip_112
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_104
+	JAE         pf_skip_112
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_104:
+pf_skip_112:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -17832,17 +18615,17 @@ pf_skip_104:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_105
+	JNZ         pf_skip_113
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_105
+	JAE         pf_skip_113
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_105:
+pf_skip_113:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_4
@@ -17865,17 +18648,17 @@ scores2_4_odd_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_106
+	JNZ         pf_skip_114
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_106
+	JAE         pf_skip_114
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_106:
+pf_skip_114:
 scores2_4_chunks_4:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -17985,14 +18768,14 @@ scores2_done_6:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_13
+	JMP       scores_15
 
-scores_done_29:
-scores_14:
+scores_done_31:
+scores_16:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_30
+	JGE     scores_done_32
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -18046,15 +18829,15 @@ scores_pairs_27:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_107
+	JNZ         pf_skip_115
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_107
+	JAE         pf_skip_115
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_107:
+pf_skip_115:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -18104,15 +18887,15 @@ scores_pairs_28:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_108
+	JNZ         pf_skip_116
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_108
+	JAE         pf_skip_116
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_108:
+pf_skip_116:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -18163,7 +18946,7 @@ scores_half_28:
 
 scores_by1_17:
 	TESTQ  BX, BX
-	JZ     scores_done_31
+	JZ     scores_done_33
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -18193,7 +18976,7 @@ scores_chunk1_17:
 	ADDQ         SI, DX
 	JMP          scores_by1_17
 
-scores_done_31:
+scores_done_33:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -18210,9 +18993,9 @@ scores_done_31:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_14
+	JMP          scores_16
 
-scores_done_30:
+scores_done_32:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_11:
@@ -18641,14 +19424,195 @@ exp_done_21:
 	JMP    softmax_12
 
 softmax_done_12:
-	MOVQ $0x00000000, 32(SP)
+	MOVQ  $0x00000000, 32(SP)
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000002, AX
+	JZ    pv_nowide_2
 
-pv_13:
+pv_14:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_14
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  224(SP), R9
+	MOVQ  240(SP), R10
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pvw_block_3:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pvw_next_3
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Y4
+	VMOVUPS 32(BX)(DX*1), Y5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Y6
+	VMOVUPS 32(BX)(DX*1), Y7
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pvw_merge_3
+
+pvw_row_3:
+	VCVTPH2PS    (SI), Y8
+	VCVTPH2PS    16(SI), Y9
+	VBROADCASTSS (BX), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (BX)(DI*1), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS (BX)(DI*2), Y10
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS (BX)(CX*1), Y10
+	VFMADD231PS  Y8, Y10, Y6
+	VFMADD231PS  Y9, Y10, Y7
+	DECQ         R10
+	JNZ          pf_skip_117
+	MOVQ         ng+16(FP), R10
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_117
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	ADDQ         $0x00000080, R9
+
+pf_skip_117:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R11
+	JNZ  pvw_row_3
+
+pvw_merge_3:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pvw_block_3
+
+pvw_next_3:
+pvw_block_4:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pvw_next_4
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Y3
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pvw_merge_4
+
+pvw_row_4:
+	VCVTPH2PS    (SI), Y4
+	VBROADCASTSS (BX), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (BX)(DI*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (BX)(DI*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (BX)(CX*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	DECQ         R10
+	JNZ          pf_skip_118
+	MOVQ         ng+16(FP), R10
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_118
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	ADDQ         $0x00000080, R9
+
+pf_skip_118:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R11
+	JNZ  pvw_row_4
+
+pvw_merge_4:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Y3, (BX)(DX*1)
+	ADDQ    $0x00000020, 128(SP)
+	JMP     pvw_block_4
+
+pvw_next_4:
+	MOVQ R9, 224(SP)
+	MOVQ R10, 240(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_14
+
+pv_done_14:
+pv_nowide_2:
+pv_15:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_13
+	JGE   pv_done_15
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -18726,17 +19690,17 @@ pv2_single_21:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_109
+	JNZ          pf_skip_119
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_109
+	JAE          pf_skip_119
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_109:
+pf_skip_119:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -18801,17 +19765,17 @@ pv2_single_22:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_110
+	JNZ          pf_skip_120
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_110
+	JAE          pf_skip_120
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_110:
+pf_skip_120:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -18862,17 +19826,17 @@ pv2_single_23:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_111
+	JNZ          pf_skip_121
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_111
+	JAE          pf_skip_121
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_111:
+pf_skip_121:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -18914,17 +19878,17 @@ pv2_single_24:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_112
+	JNZ          pf_skip_122
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_112
+	JAE          pf_skip_122
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_112:
+pf_skip_122:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -18942,14 +19906,14 @@ pv2_next_24:
 	MOVQ R10, 224(SP)
 	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_13
+	JMP  pv_15
 
-pv_done_13:
-pv_14:
+pv_done_15:
+pv_16:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_14
+	JGE   pv_done_16
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -19019,16 +19983,16 @@ pv_single_72:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_113
+	JNZ          pf_skip_123
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_113
+	JAE          pf_skip_123
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	ADDQ         $0x000000c0, R8
 
-pf_skip_113:
+pf_skip_123:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -19091,15 +20055,15 @@ pv_single_73:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_114
+	JNZ          pf_skip_124
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_114
+	JAE          pf_skip_124
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_114:
+pf_skip_124:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -19159,15 +20123,15 @@ pv_pair_74:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_115
+	JNZ          pf_skip_125
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_115
+	JAE          pf_skip_125
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_115:
+pf_skip_125:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -19187,14 +20151,14 @@ pv_single_74:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_116
+	JNZ          pf_skip_126
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_116
+	JAE          pf_skip_126
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_116:
+pf_skip_126:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -19242,14 +20206,14 @@ pv_pair_75:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_117
+	JNZ          pf_skip_127
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_117
+	JAE          pf_skip_127
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_117:
+pf_skip_127:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -19265,14 +20229,14 @@ pv_single_75:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_118
+	JNZ          pf_skip_128
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_118
+	JAE          pf_skip_128
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_118:
+pf_skip_128:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -19310,14 +20274,14 @@ pv_pair_76:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_119
+	JNZ          pf_skip_129
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_119
+	JAE          pf_skip_129
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_119:
+pf_skip_129:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -19331,14 +20295,14 @@ pv_single_76:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_120
+	JNZ          pf_skip_130
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_120
+	JAE          pf_skip_130
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_120:
+pf_skip_130:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -19354,9 +20318,9 @@ pv_next_76:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_14
+	JMP  pv_16
 
-pv_done_14:
+pv_done_16:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -19561,7 +20525,7 @@ scores_half_30:
 
 scores_by1_18:
 	TESTQ  R8, R8
-	JZ     scores_done_32
+	JZ     scores_done_34
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -19591,7 +20555,7 @@ scores_chunk1_18:
 	ADDQ         DI, DX
 	JMP          scores_by1_18
 
-scores_done_32:
+scores_done_34:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -20028,14 +20992,14 @@ tile_7:
 	MOVQ    $0x00000000, 32(SP)
 	MOVQ    mode+104(FP), AX
 	TESTQ   $0x00000002, AX
-	JZ      scores_noocts_1
+	JZ      scores_nowide_3
 
-scores_15:
+scores_17:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000007, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_33
+	JGE     scores_done_35
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -20098,9 +21062,9 @@ scores_15:
 	VMOVSS  expconst<>+0(SB), X8
 	VMOVSS  expconst<>+0(SB), X9
 
-scores8_by2_1:
+scoresw_by2_3:
 	CMPQ    56(SP), $0x02
-	JL      scores8_lone_1
+	JL      scoresw_lone_3
 	VMOVUPS expconst<>+1344(SB), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS expconst<>+1344(SB), Z12
@@ -20119,17 +21083,17 @@ scores8_by2_1:
 	VMOVUPS expconst<>+1344(SB), Z25
 	MOVQ    64(SP), CX
 	MOVQ    72(SP), DX
-	MOVQ    104(SP), BX
-	LEAQ    (AX)(AX*2), SI
+	MOVQ    104(SP), SI
+	LEAQ    (AX)(AX*2), BX
 	MOVQ    240(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000020, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores8_odd_1
+	JAE     scoresw_odd_3
 
-scores8_chunk2_1:
+scoresw_chunk2_3:
 	VCVTPH2PS   (CX), Z26
 	VCVTPH2PS   (CX)(R8*1), Z27
 	VMOVUPS     (DX), Z28
@@ -20141,32 +21105,29 @@ scores8_chunk2_1:
 	VMOVUPS     (DX)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z14
 	VFMADD231PS Z27, Z28, Z15
-	VMOVUPS     (DX)(SI*1), Z28
+	VMOVUPS     (DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
-	VMOVUPS     (BX), Z28
+	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
-	VMOVUPS     (BX)(AX*1), Z28
+	VMOVUPS     (SI)(AX*1), Z28
 	VFMADD231PS Z26, Z28, Z20
 	VFMADD231PS Z27, Z28, Z21
-	VMOVUPS     (BX)(AX*2), Z28
+	VMOVUPS     (SI)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z22
 	VFMADD231PS Z27, Z28, Z23
-	VMOVUPS     (BX)(SI*1), Z28
+	VMOVUPS     (SI)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_121
+	JAE         pf_skip_131
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
-	ADDQ        $0x00000100, R9
+	ADDQ        $0x00000040, R9
 
-pf_skip_121:
+pf_skip_131:
 	VCVTPH2PS   32(CX), Z26
 	VCVTPH2PS   32(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -20178,41 +21139,38 @@ pf_skip_121:
 	VMOVUPS     64(DX)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z14
 	VFMADD231PS Z27, Z28, Z15
-	VMOVUPS     64(DX)(SI*1), Z28
+	VMOVUPS     64(DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
-	VMOVUPS     64(BX), Z28
+	VMOVUPS     64(SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
-	VMOVUPS     64(BX)(AX*1), Z28
+	VMOVUPS     64(SI)(AX*1), Z28
 	VFMADD231PS Z26, Z28, Z20
 	VFMADD231PS Z27, Z28, Z21
-	VMOVUPS     64(BX)(AX*2), Z28
+	VMOVUPS     64(SI)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z22
 	VFMADD231PS Z27, Z28, Z23
-	VMOVUPS     64(BX)(SI*1), Z28
+	VMOVUPS     64(SI)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_122
+	JAE         pf_skip_132
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
-	ADDQ        $0x00000100, R9
+	ADDQ        $0x00000040, R9
 
-pf_skip_122:
+pf_skip_132:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000080, DX
-	ADDQ $0x00000080, BX
+	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
-	JB   scores8_chunk2_1
+	JB   scoresw_chunk2_3
 
-scores8_odd_1:
+scoresw_odd_3:
 	CMPQ        CX, 40(SP)
-	JAE         scores8_chunks_1
+	JAE         scoresw_chunks_3
 	VCVTPH2PS   (CX), Z26
 	VCVTPH2PS   (CX)(R8*1), Z27
 	VMOVUPS     (DX), Z28
@@ -20224,33 +21182,30 @@ scores8_odd_1:
 	VMOVUPS     (DX)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z14
 	VFMADD231PS Z27, Z28, Z15
-	VMOVUPS     (DX)(SI*1), Z28
+	VMOVUPS     (DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
-	VMOVUPS     (BX), Z28
+	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
-	VMOVUPS     (BX)(AX*1), Z28
+	VMOVUPS     (SI)(AX*1), Z28
 	VFMADD231PS Z26, Z28, Z20
 	VFMADD231PS Z27, Z28, Z21
-	VMOVUPS     (BX)(AX*2), Z28
+	VMOVUPS     (SI)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z22
 	VFMADD231PS Z27, Z28, Z23
-	VMOVUPS     (BX)(SI*1), Z28
+	VMOVUPS     (SI)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_123
+	JAE         pf_skip_133
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
-	PREFETCHT0  64(CX)
-	PREFETCHT0  128(CX)
-	PREFETCHT0  192(CX)
-	ADDQ        $0x00000100, R9
+	ADDQ        $0x00000040, R9
 
-pf_skip_123:
-scores8_chunks_1:
+pf_skip_133:
+scoresw_chunks_3:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
 	LEAQ         (DI)(DI*2), BX
@@ -20326,9 +21281,9 @@ scores8_chunks_1:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*2), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores8_by2_1
+	JMP          scoresw_by2_3
 
-scores8_lone_1:
+scoresw_lone_3:
 	MOVQ 136(SP), AX
 	ADDQ DI, AX
 	MOVQ AX, 144(SP)
@@ -20345,9 +21300,9 @@ scores8_lone_1:
 	ADDQ DI, AX
 	MOVQ AX, 192(SP)
 
-scores8_by1_1:
+scoresw_by1_3:
 	CMPQ    56(SP), $0x00
-	JE      scores8_done_1
+	JE      scoresw_done_3
 	VMOVUPS expconst<>+1344(SB), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS expconst<>+1344(SB), Z12
@@ -20385,7 +21340,7 @@ scores8_by1_1:
 	ADDQ    AX, R13
 	MOVQ    R13, 40(SP)
 
-scores8_chunk1_1:
+scoresw_chunk1_3:
 	VCVTPH2PS     (AX), Z18
 	VFMADD231PS   (CX)(AX*2), Z18, Z10
 	VFMADD231PS   (DX)(AX*2), Z18, Z11
@@ -20397,7 +21352,7 @@ scores8_chunk1_1:
 	VFMADD231PS   (R12)(AX*2), Z18, Z17
 	ADDQ          $0x00000020, AX
 	CMPQ          AX, 40(SP)
-	JB            scores8_chunk1_1
+	JB            scoresw_chunk1_3
 	VEXTRACTF64X4 $0x01, Z10, Y18
 	VADDPS        Y18, Y10, Y18
 	VEXTRACTF32X4 $0x01, Y18, X10
@@ -20506,9 +21461,9 @@ scores8_chunk1_1:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores8_by1_1
+	JMP           scoresw_by1_3
 
-scores8_done_1:
+scoresw_done_3:
 	VPERMILPS    $0xb1, Y0, Y10
 	VMAXPS       Y10, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X10
@@ -20546,16 +21501,20 @@ scores8_done_1:
 	VMOVSS       X6, 24(AX)(CX*4)
 	VMOVSS       X4, 28(AX)(CX*4)
 	ADDQ         $0x00000008, 32(SP)
-	JMP          scores_15
+	JMP          scores_17
 
-scores_done_33:
-scores_noocts_1:
-scores_16:
+scores_done_35:
+scores_nowide_3:
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000004, AX
+	JZ    scores_unpaced_1
+
+scores_18:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_34
+	JGE     scores_done_36
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -20665,16 +21624,14 @@ scores4_chunk2_3:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_124
+	JAE         pf_skip_134
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
-	ADDQ        $0x00000100, R9
+	ADDQ        $0x00000080, R9
 
-pf_skip_124:
+pf_skip_134:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -20700,16 +21657,14 @@ pf_skip_124:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_125
+	JAE         pf_skip_135
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
-	ADDQ        $0x00000100, R9
+	ADDQ        $0x00000080, R9
 
-pf_skip_125:
+pf_skip_135:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_3
@@ -20742,16 +21697,14 @@ scores4_odd_3:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_126
+	JAE         pf_skip_136
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
-	PREFETCHT0  128(CX)
-	PREFETCHT0  192(CX)
-	ADDQ        $0x00000100, R9
+	ADDQ        $0x00000080, R9
 
-pf_skip_126:
+pf_skip_136:
 scores4_chunks_3:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -20954,15 +21907,426 @@ scores4_done_3:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_16
+	JMP          scores_18
 
-scores_done_34:
-scores_17:
+scores_done_36:
+	JMP scores_noquads_3
+
+scores_unpaced_1:
+scores_19:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_37
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    208(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+	VMOVSS  expconst<>+0(SB), X5
+
+scores4_by4_4:
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_4
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS expconst<>+1344(SB), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS expconst<>+1344(SB), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	SUBQ    CX, DI
+	MOVQ    240(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores4_odd_4
+
+scores4_chunk2_4:
+	VMOVUPS     (DX)(CX*2), Z22
+	VMOVUPS     (BX)(CX*2), Z23
+	VMOVUPS     (SI)(CX*2), Z24
+	VMOVUPS     (DI)(CX*2), Z25
+	VCVTPH2PS   (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VCVTPH2PS   (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VCVTPH2PS   (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VCVTPH2PS   (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_137
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
+	ADDQ        $0x00000100, R9
+
+pf_skip_137:
+	VMOVUPS     64(DX)(CX*2), Z22
+	VMOVUPS     64(BX)(CX*2), Z23
+	VMOVUPS     64(SI)(CX*2), Z24
+	VMOVUPS     64(DI)(CX*2), Z25
+	VCVTPH2PS   32(CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VCVTPH2PS   32(CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VCVTPH2PS   32(CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VCVTPH2PS   32(CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_138
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
+	ADDQ        $0x00000100, R9
+
+pf_skip_138:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 48(SP)
+	JB   scores4_chunk2_4
+
+scores4_odd_4:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_chunks_4
+	VMOVUPS     (DX)(CX*2), Z22
+	VMOVUPS     (BX)(CX*2), Z23
+	VMOVUPS     (SI)(CX*2), Z24
+	VMOVUPS     (DI)(CX*2), Z25
+	VCVTPH2PS   (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VCVTPH2PS   (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VCVTPH2PS   (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VCVTPH2PS   (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_139
+	MOVQ        200(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
+	ADDQ        $0x00000100, R9
+
+pf_skip_139:
+scores4_chunks_4:
+	VBROADCASTSS scale+64(FP), Y22
+	VSHUFF32X4   $0x44, Z7, Z6, Z23
+	VSHUFF32X4   $0xee, Z7, Z6, Z6
+	VADDPS       Z6, Z23, Z23
+	VSHUFF32X4   $0x44, Z9, Z8, Z6
+	VSHUFF32X4   $0xee, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z11, Z10, Z7
+	VSHUFF32X4   $0xee, Z11, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z13, Z12, Z8
+	VSHUFF32X4   $0xee, Z13, Z12, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x88, Z6, Z23, Z9
+	VSHUFF32X4   $0xdd, Z6, Z23, Z6
+	VADDPS       Z6, Z9, Z9
+	VSHUFF32X4   $0x88, Z8, Z7, Z6
+	VSHUFF32X4   $0xdd, Z8, Z7, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z9, Z7
+	VSHUFPS      $0xdd, Z6, Z9, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z15, Z14, Z6
+	VSHUFF32X4   $0xee, Z15, Z14, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z17, Z16, Z7
+	VSHUFF32X4   $0xee, Z17, Z16, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z19, Z18, Z8
+	VSHUFF32X4   $0xee, Z19, Z18, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x44, Z21, Z20, Z9
+	VSHUFF32X4   $0xee, Z21, Z20, Z10
+	VADDPS       Z10, Z9, Z9
+	VSHUFF32X4   $0x88, Z7, Z6, Z10
+	VSHUFF32X4   $0xdd, Z7, Z6, Z6
+	VADDPS       Z6, Z10, Z10
+	VSHUFF32X4   $0x88, Z9, Z8, Z6
+	VSHUFF32X4   $0xdd, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z10, Z7
+	VSHUFPS      $0xdd, Z6, Z10, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y1, Y1
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores4_by4_4
+
+scores4_lone_4:
+scores4_by1_4:
+	CMPQ    56(SP), $0x00
+	JE      scores4_done_4
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    240(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_4:
+	VCVTPH2PS     (AX), Z10
+	VFMADD231PS   (CX)(AX*2), Z10, Z6
+	VFMADD231PS   (DX)(AX*2), Z10, Z7
+	VFMADD231PS   (BX)(AX*2), Z10, Z8
+	VFMADD231PS   (SI)(AX*2), Z10, Z9
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_4
+	VEXTRACTF64X4 $0x01, Z6, Y10
+	VADDPS        Y10, Y6, Y10
+	VEXTRACTF32X4 $0x01, Y10, X6
+	VADDPS        X10, X6, X6
+	VMOVHLPS      X6, X6, X10
+	VADDPS        X10, X6, X6
+	VMOVSHDUP     X6, X10
+	VADDPS        X10, X6, X6
+	VMULSS        scale+64(FP), X6, X6
+	VMAXSS        X6, X2, X2
+	MOVQ          104(SP), AX
+	VMOVSS        X6, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X3, X3
+	MOVQ          112(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z8, Y6
+	VADDPS        Y6, Y8, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X4, X4
+	MOVQ          120(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z9, Y6
+	VADDPS        Y6, Y9, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X5, X5
+	MOVQ          128(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores4_by1_4
+
+scores4_done_4:
+	VEXTRACTF128 $0x01, Y0, X6
+	VMOVHLPS     X0, X0, X7
+	VMAXPS       X7, X0, X0
+	VMOVSHDUP    X0, X7
+	VMAXPS       X7, X0, X0
+	VMAXSS       X2, X0, X0
+	VMOVHLPS     X6, X6, X2
+	VMAXPS       X2, X6, X6
+	VMOVSHDUP    X6, X2
+	VMAXPS       X2, X6, X6
+	VMAXSS       X3, X6, X6
+	VEXTRACTF128 $0x01, Y1, X2
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X4, X1, X1
+	VMOVHLPS     X2, X2, X3
+	VMAXPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VMAXPS       X3, X2, X2
+	VMAXSS       X5, X2, X2
+	MOVQ         R9, 208(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+	VMOVSS       X6, 4(AX)(CX*4)
+	VMOVSS       X1, 8(AX)(CX*4)
+	VMOVSS       X2, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_19
+
+scores_done_37:
+scores_noquads_3:
+scores_20:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_35
+	JGE     scores_done_38
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -21060,7 +22424,7 @@ scores2_8_chunk2_3:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_127
+	JAE         pf_skip_140
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -21069,7 +22433,7 @@ scores2_8_chunk2_3:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_127:
+pf_skip_140:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -21097,7 +22461,7 @@ pf_skip_127:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_128
+	JAE         pf_skip_141
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -21106,7 +22470,7 @@ pf_skip_127:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_128:
+pf_skip_141:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -21142,7 +22506,7 @@ scores2_8_odd_3:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_129
+	JAE         pf_skip_142
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -21151,7 +22515,7 @@ scores2_8_odd_3:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_129:
+pf_skip_142:
 scores2_8_chunks_3:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -21303,14 +22667,14 @@ scores2_done_7:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_17
+	JMP           scores_20
 
-scores_done_35:
-scores_18:
+scores_done_38:
+scores_21:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_36
+	JGE     scores_done_39
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -21394,7 +22758,7 @@ scores_by8_19:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_130
+	JAE         pf_skip_143
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -21405,7 +22769,7 @@ scores_by8_19:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_130:
+pf_skip_143:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -21439,7 +22803,7 @@ pf_skip_130:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_131
+	JAE         pf_skip_144
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -21450,7 +22814,7 @@ pf_skip_130:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_131:
+pf_skip_144:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -21484,7 +22848,7 @@ pf_skip_131:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_132
+	JAE         pf_skip_145
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -21495,7 +22859,7 @@ pf_skip_131:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_132:
+pf_skip_145:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -21529,7 +22893,7 @@ pf_skip_132:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_133
+	JAE         pf_skip_146
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -21540,7 +22904,7 @@ pf_skip_132:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_133:
+pf_skip_146:
 	JMP scores_reduce_19
 
 scores_seq_no_13:
@@ -21567,14 +22931,14 @@ scores_seq_no_13:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_134
+	JAE         pf_skip_147
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_134:
+pf_skip_147:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -21592,14 +22956,14 @@ pf_skip_134:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_135
+	JAE         pf_skip_148
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_135:
+pf_skip_148:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -21617,14 +22981,14 @@ pf_skip_135:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_136
+	JAE         pf_skip_149
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_136:
+pf_skip_149:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -21642,14 +23006,14 @@ pf_skip_136:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_137
+	JAE         pf_skip_150
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_137:
+pf_skip_150:
 	JMP scores_reduce_19
 
 scores_seq_no_14:
@@ -21675,14 +23039,14 @@ scores_pairs_31:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_138
+	JAE         pf_skip_151
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_138:
+pf_skip_151:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -21767,7 +23131,7 @@ scores_reduce_19:
 
 scores_by1_19:
 	TESTQ   BX, BX
-	JZ      scores_done_37
+	JZ      scores_done_40
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    240(SP), R12
@@ -21799,7 +23163,7 @@ scores_chunk1_19:
 	ADDQ          SI, DX
 	JMP           scores_by1_19
 
-scores_done_37:
+scores_done_40:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -22160,7 +23524,7 @@ scores_reduce_20:
 
 scores_by1_20:
 	TESTQ   BX, BX
-	JZ      scores_done_38
+	JZ      scores_done_41
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    240(SP), R11
@@ -22192,7 +23556,7 @@ scores_chunk1_20:
 	ADDQ          SI, DX
 	JMP           scores_by1_20
 
-scores_done_38:
+scores_done_41:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -22209,9 +23573,9 @@ scores_done_38:
 
 scores_first_done_3:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_18
+	JMP  scores_21
 
-scores_done_36:
+scores_done_39:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_13:
@@ -22222,7 +23586,7 @@ softmax_13:
 	JGE        softmax_done_13
 	MOVQ       224(SP), AX
 	CMPQ       AX, 232(SP)
-	JAE        pf_skip_139
+	JAE        pf_skip_152
 	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	PREFETCHT0 (CX)
@@ -22231,7 +23595,7 @@ softmax_13:
 	PREFETCHT0 192(CX)
 	ADDQ       $0x00000100, AX
 
-pf_skip_139:
+pf_skip_152:
 	MOVQ         AX, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
@@ -22695,14 +24059,14 @@ softmax_done_14:
 	MOVQ  $0x00000000, 32(SP)
 	MOVQ  mode+104(FP), AX
 	TESTQ $0x00000002, AX
-	JZ    pv_noocts_1
+	JZ    pv_nowide_3
 
-pv_15:
+pv_17:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000007, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_15
+	JGE   pv_done_17
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -22742,12 +24106,12 @@ pv_15:
 	MOVQ  SI, 120(SP)
 	MOVQ  $0x00000000, 128(SP)
 
-pv8_block_1:
+pvw_block_5:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv8_next_1
+	JL      pvw_next_5
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -22779,9 +24143,9 @@ pv8_block_1:
 	ADDQ    112(SP), R10
 	MOVQ    120(SP), R11
 	TESTQ   R11, R11
-	JZ      pv8_merge_1
+	JZ      pvw_merge_5
 
-pv8_row_1:
+pvw_row_5:
 	VCVTPH2PS    (R10), Z16
 	VCVTPH2PS    32(R10), Z17
 	VBROADCASTSS (BX), Z18
@@ -22809,23 +24173,20 @@ pv8_row_1:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_140
+	JAE          pf_skip_153
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
-	PREFETCHT0   64(R12)
-	PREFETCHT0   128(R12)
-	PREFETCHT0   192(R12)
-	ADDQ         $0x00000100, R9
+	ADDQ         $0x00000040, R9
 
-pf_skip_140:
+pf_skip_153:
 	ADDQ $0x04, BX
 	ADDQ $0x04, SI
 	ADDQ R8, R10
 	DECQ R11
-	JNZ  pv8_row_1
+	JNZ  pvw_row_5
 
-pv8_merge_1:
+pvw_merge_5:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -22851,15 +24212,15 @@ pv8_merge_1:
 	VMOVUPS Z14, (BX)(DX*1)
 	VMOVUPS Z15, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 128(SP)
-	JMP     pv8_block_1
+	JMP     pvw_block_5
 
-pv8_next_1:
-pv8_block_2:
+pvw_next_5:
+pvw_block_6:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv8_next_2
+	JL      pvw_next_6
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -22883,9 +24244,9 @@ pv8_block_2:
 	ADDQ    112(SP), R10
 	MOVQ    120(SP), R11
 	TESTQ   R11, R11
-	JZ      pv8_merge_2
+	JZ      pvw_merge_6
 
-pv8_row_2:
+pvw_row_6:
 	VCVTPH2PS    (R10), Z8
 	VBROADCASTSS (BX), Z9
 	VFMADD231PS  Z8, Z9, Z0
@@ -22904,23 +24265,20 @@ pv8_row_2:
 	VBROADCASTSS (SI)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_141
+	JAE          pf_skip_154
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
-	PREFETCHT0   64(R12)
-	PREFETCHT0   128(R12)
-	PREFETCHT0   192(R12)
-	ADDQ         $0x00000100, R9
+	ADDQ         $0x00000040, R9
 
-pf_skip_141:
+pf_skip_154:
 	ADDQ $0x04, BX
 	ADDQ $0x04, SI
 	ADDQ R8, R10
 	DECQ R11
-	JNZ  pv8_row_2
+	JNZ  pvw_row_6
 
-pv8_merge_2:
+pvw_merge_6:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -22938,21 +24296,25 @@ pv8_merge_2:
 	MOVQ    96(SP), BX
 	VMOVUPS Z7, (BX)(DX*1)
 	ADDQ    $0x00000040, 128(SP)
-	JMP     pv8_block_2
+	JMP     pvw_block_6
 
-pv8_next_2:
+pvw_next_6:
 	MOVQ R9, 224(SP)
 	ADDQ $0x00000008, 32(SP)
-	JMP  pv_15
+	JMP  pv_17
 
-pv_done_15:
-pv_noocts_1:
-pv_16:
+pv_done_17:
+pv_nowide_3:
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000004, AX
+	JZ    pv_unpaced_1
+
+pv_18:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_16
+	JGE   pv_done_18
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -23044,16 +24406,14 @@ pv4_row_7:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_142
+	JAE          pf_skip_155
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	PREFETCHT0   128(R11)
-	PREFETCHT0   192(R11)
-	ADDQ         $0x00000100, R9
+	ADDQ         $0x00000080, R9
 
-pf_skip_142:
+pf_skip_155:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -23126,16 +24486,14 @@ pv4_row_8:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_143
+	JAE          pf_skip_156
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	PREFETCHT0   128(R11)
-	PREFETCHT0   192(R11)
-	ADDQ         $0x00000100, R9
+	ADDQ         $0x00000080, R9
 
-pf_skip_143:
+pf_skip_156:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -23191,16 +24549,14 @@ pv4_row_9:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_144
+	JAE          pf_skip_157
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	PREFETCHT0   128(R11)
-	PREFETCHT0   192(R11)
-	ADDQ         $0x00000100, R9
+	ADDQ         $0x00000080, R9
 
-pf_skip_144:
+pf_skip_157:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -23221,15 +24577,296 @@ pv4_merge_9:
 pv4_next_9:
 	MOVQ R9, 224(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_16
+	JMP  pv_18
 
-pv_done_16:
-pv_17:
+pv_done_18:
+	JMP pv_noquads_3
+
+pv_unpaced_1:
+pv_19:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_19
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  224(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 72(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 80(SP)
+	MOVQ  SI, 88(SP)
+	MOVQ  $0x00000000, 96(SP)
+
+pv4_block_10:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_10
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	VMOVUPS 128(BX)(DX*1), Z2
+	VMOVUPS 192(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	VMOVUPS 128(BX)(DX*1), Z6
+	VMOVUPS 192(BX)(DX*1), Z7
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	VMOVUPS 128(BX)(DX*1), Z10
+	VMOVUPS 192(BX)(DX*1), Z11
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z12
+	VMOVUPS 64(BX)(DX*1), Z13
+	VMOVUPS 128(BX)(DX*1), Z14
+	VMOVUPS 192(BX)(DX*1), Z15
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_10
+
+pv4_row_10:
+	VCVTPH2PS    (SI), Z16
+	VCVTPH2PS    32(SI), Z17
+	VCVTPH2PS    64(SI), Z18
+	VCVTPH2PS    96(SI), Z19
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (BX)(DI*1), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	VBROADCASTSS (BX)(DI*2), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS (BX)(CX*1), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_158
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
+	ADDQ         $0x00000100, R9
+
+pf_skip_158:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_10
+
+pv4_merge_10:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	VMOVUPS Z2, 128(BX)(DX*1)
+	VMOVUPS Z3, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	VMOVUPS Z6, 128(BX)(DX*1)
+	VMOVUPS Z7, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	VMOVUPS Z10, 128(BX)(DX*1)
+	VMOVUPS Z11, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z12, (BX)(DX*1)
+	VMOVUPS Z13, 64(BX)(DX*1)
+	VMOVUPS Z14, 128(BX)(DX*1)
+	VMOVUPS Z15, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 96(SP)
+	JMP     pv4_block_10
+
+pv4_next_10:
+pv4_block_11:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_11
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_11
+
+pv4_row_11:
+	VCVTPH2PS    (SI), Z8
+	VCVTPH2PS    32(SI), Z9
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (BX)(DI*1), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS (BX)(DI*2), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_159
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
+	ADDQ         $0x00000100, R9
+
+pf_skip_159:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_11
+
+pv4_merge_11:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 96(SP)
+	JMP     pv4_block_11
+
+pv4_next_11:
+pv4_block_12:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_12
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_12
+
+pv4_row_12:
+	VCVTPH2PS    (SI), Z4
+	VBROADCASTSS (BX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (BX)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS (BX)(DI*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (BX)(CX*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_160
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
+	ADDQ         $0x00000100, R9
+
+pf_skip_160:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_12
+
+pv4_merge_12:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	ADDQ    $0x00000040, 96(SP)
+	JMP     pv4_block_12
+
+pv4_next_12:
+	MOVQ R9, 224(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_19
+
+pv_done_19:
+pv_noquads_3:
+pv_20:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_17
+	JGE   pv_done_20
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -23318,7 +24955,7 @@ pv2_pair_25:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_145
+	JAE          pf_skip_161
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -23327,7 +24964,7 @@ pv2_pair_25:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_145:
+pf_skip_161:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -23421,7 +25058,7 @@ pv2_pair_26:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_146
+	JAE          pf_skip_162
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -23430,7 +25067,7 @@ pv2_pair_26:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_146:
+pf_skip_162:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -23500,7 +25137,7 @@ pv2_pair_27:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_147
+	JAE          pf_skip_163
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -23509,7 +25146,7 @@ pv2_pair_27:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_147:
+pf_skip_163:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -23542,14 +25179,14 @@ pv2_merge_27:
 pv2_next_27:
 	MOVQ R10, 224(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_17
+	JMP  pv_20
 
-pv_done_17:
-pv_18:
+pv_done_20:
+pv_21:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_18
+	JGE   pv_done_21
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -24183,9 +25820,9 @@ pv_merge_88:
 pv_next_88:
 first_done_3:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_18
+	JMP  pv_21
 
-pv_done_18:
+pv_done_21:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -26352,7 +27989,7 @@ scores_by4_rows_1:
 
 scores_by1_21:
 	TESTQ   CX, CX
-	JZ      scores_done_39
+	JZ      scores_done_42
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    AX, R8
 	MOVQ    240(SP), R11
@@ -26384,7 +28021,7 @@ scores_chunk1_21:
 	ADDQ          SI, AX
 	JMP           scores_by1_21
 
-scores_done_39:
+scores_done_42:
 	VEXTRACTF32X4 $0x01, Y0, X3
 	VMAXPS        X0, X3, X3
 	VMOVHLPS      X3, X3, X0
@@ -27157,7 +28794,7 @@ scores_by4_rows_2:
 
 scores_by1_22:
 	TESTQ   CX, CX
-	JZ      scores_done_40
+	JZ      scores_done_43
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    AX, R8
 	MOVQ    240(SP), R11
@@ -27189,7 +28826,7 @@ scores_chunk1_22:
 	ADDQ          SI, AX
 	JMP           scores_by1_22
 
-scores_done_40:
+scores_done_43:
 	VEXTRACTF32X4 $0x01, Y0, X3
 	VMAXPS        X0, X3, X3
 	VMOVHLPS      X3, X3, X0
@@ -28371,7 +30008,7 @@ scores_reduce_23:
 
 scores_by1_23:
 	TESTQ   R8, R8
-	JZ      scores_done_41
+	JZ      scores_done_44
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -28403,7 +30040,7 @@ scores_chunk1_23:
 	ADDQ          DI, DX
 	JMP           scores_by1_23
 
-scores_done_41:
+scores_done_44:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -28909,14 +30546,14 @@ tile_8:
 	MOVQ    $0x00000000, 32(SP)
 	MOVQ    mode+104(FP), AX
 	TESTQ   $0x00000002, AX
-	JZ      scores_noocts_2
+	JZ      scores_nowide_4
 
-scores_19:
+scores_22:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000007, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_42
+	JGE     scores_done_45
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -28979,9 +30616,9 @@ scores_19:
 	VMOVSS  expconst<>+0(SB), X8
 	VMOVSS  expconst<>+0(SB), X9
 
-scores8_by2_2:
+scoresw_by2_4:
 	CMPQ    56(SP), $0x02
-	JL      scores8_lone_2
+	JL      scoresw_lone_4
 	VMOVUPS expconst<>+1344(SB), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS expconst<>+1344(SB), Z12
@@ -29000,17 +30637,17 @@ scores8_by2_2:
 	VMOVUPS expconst<>+1344(SB), Z25
 	MOVQ    64(SP), CX
 	MOVQ    72(SP), DX
-	MOVQ    104(SP), BX
-	LEAQ    (AX)(AX*2), SI
+	MOVQ    104(SP), SI
+	LEAQ    (AX)(AX*2), BX
 	MOVQ    240(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000020, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores8_odd_2
+	JAE     scoresw_odd_4
 
-scores8_chunk2_2:
+scoresw_chunk2_4:
 	VCVTPH2PS   (CX), Z26
 	VCVTPH2PS   (CX)(R8*1), Z27
 	VMOVUPS     (DX), Z28
@@ -29022,32 +30659,29 @@ scores8_chunk2_2:
 	VMOVUPS     (DX)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z14
 	VFMADD231PS Z27, Z28, Z15
-	VMOVUPS     (DX)(SI*1), Z28
+	VMOVUPS     (DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
-	VMOVUPS     (BX), Z28
+	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
-	VMOVUPS     (BX)(AX*1), Z28
+	VMOVUPS     (SI)(AX*1), Z28
 	VFMADD231PS Z26, Z28, Z20
 	VFMADD231PS Z27, Z28, Z21
-	VMOVUPS     (BX)(AX*2), Z28
+	VMOVUPS     (SI)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z22
 	VFMADD231PS Z27, Z28, Z23
-	VMOVUPS     (BX)(SI*1), Z28
+	VMOVUPS     (SI)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_148
+	JAE         pf_skip_164
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
-	ADDQ        $0x00000100, R9
+	ADDQ        $0x00000040, R9
 
-pf_skip_148:
+pf_skip_164:
 	VCVTPH2PS   32(CX), Z26
 	VCVTPH2PS   32(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -29059,41 +30693,38 @@ pf_skip_148:
 	VMOVUPS     64(DX)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z14
 	VFMADD231PS Z27, Z28, Z15
-	VMOVUPS     64(DX)(SI*1), Z28
+	VMOVUPS     64(DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
-	VMOVUPS     64(BX), Z28
+	VMOVUPS     64(SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
-	VMOVUPS     64(BX)(AX*1), Z28
+	VMOVUPS     64(SI)(AX*1), Z28
 	VFMADD231PS Z26, Z28, Z20
 	VFMADD231PS Z27, Z28, Z21
-	VMOVUPS     64(BX)(AX*2), Z28
+	VMOVUPS     64(SI)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z22
 	VFMADD231PS Z27, Z28, Z23
-	VMOVUPS     64(BX)(SI*1), Z28
+	VMOVUPS     64(SI)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_149
+	JAE         pf_skip_165
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
-	ADDQ        $0x00000100, R9
+	ADDQ        $0x00000040, R9
 
-pf_skip_149:
+pf_skip_165:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000080, DX
-	ADDQ $0x00000080, BX
+	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
-	JB   scores8_chunk2_2
+	JB   scoresw_chunk2_4
 
-scores8_odd_2:
+scoresw_odd_4:
 	CMPQ        CX, 40(SP)
-	JAE         scores8_chunks_2
+	JAE         scoresw_chunks_4
 	VCVTPH2PS   (CX), Z26
 	VCVTPH2PS   (CX)(R8*1), Z27
 	VMOVUPS     (DX), Z28
@@ -29105,33 +30736,30 @@ scores8_odd_2:
 	VMOVUPS     (DX)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z14
 	VFMADD231PS Z27, Z28, Z15
-	VMOVUPS     (DX)(SI*1), Z28
+	VMOVUPS     (DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
-	VMOVUPS     (BX), Z28
+	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
-	VMOVUPS     (BX)(AX*1), Z28
+	VMOVUPS     (SI)(AX*1), Z28
 	VFMADD231PS Z26, Z28, Z20
 	VFMADD231PS Z27, Z28, Z21
-	VMOVUPS     (BX)(AX*2), Z28
+	VMOVUPS     (SI)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z22
 	VFMADD231PS Z27, Z28, Z23
-	VMOVUPS     (BX)(SI*1), Z28
+	VMOVUPS     (SI)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_150
+	JAE         pf_skip_166
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
-	PREFETCHT0  64(CX)
-	PREFETCHT0  128(CX)
-	PREFETCHT0  192(CX)
-	ADDQ        $0x00000100, R9
+	ADDQ        $0x00000040, R9
 
-pf_skip_150:
-scores8_chunks_2:
+pf_skip_166:
+scoresw_chunks_4:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
 	LEAQ         (DI)(DI*2), BX
@@ -29207,9 +30835,9 @@ scores8_chunks_2:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*2), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores8_by2_2
+	JMP          scoresw_by2_4
 
-scores8_lone_2:
+scoresw_lone_4:
 	MOVQ 136(SP), AX
 	ADDQ DI, AX
 	MOVQ AX, 144(SP)
@@ -29226,9 +30854,9 @@ scores8_lone_2:
 	ADDQ DI, AX
 	MOVQ AX, 192(SP)
 
-scores8_by1_2:
+scoresw_by1_4:
 	CMPQ    56(SP), $0x00
-	JE      scores8_done_2
+	JE      scoresw_done_4
 	VMOVUPS expconst<>+1344(SB), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS expconst<>+1344(SB), Z12
@@ -29266,7 +30894,7 @@ scores8_by1_2:
 	ADDQ    AX, R13
 	MOVQ    R13, 40(SP)
 
-scores8_chunk1_2:
+scoresw_chunk1_4:
 	VCVTPH2PS     (AX), Z18
 	VFMADD231PS   (CX)(AX*2), Z18, Z10
 	VFMADD231PS   (DX)(AX*2), Z18, Z11
@@ -29278,7 +30906,7 @@ scores8_chunk1_2:
 	VFMADD231PS   (R12)(AX*2), Z18, Z17
 	ADDQ          $0x00000020, AX
 	CMPQ          AX, 40(SP)
-	JB            scores8_chunk1_2
+	JB            scoresw_chunk1_4
 	VEXTRACTF64X4 $0x01, Z10, Y18
 	VADDPS        Y18, Y10, Y18
 	VEXTRACTF32X4 $0x01, Y18, X10
@@ -29387,9 +31015,9 @@ scores8_chunk1_2:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores8_by1_2
+	JMP           scoresw_by1_4
 
-scores8_done_2:
+scoresw_done_4:
 	VPERMILPS    $0xb1, Y0, Y10
 	VMAXPS       Y10, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X10
@@ -29427,16 +31055,20 @@ scores8_done_2:
 	VMOVSS       X6, 24(AX)(CX*4)
 	VMOVSS       X4, 28(AX)(CX*4)
 	ADDQ         $0x00000008, 32(SP)
-	JMP          scores_19
+	JMP          scores_22
 
-scores_done_42:
-scores_noocts_2:
-scores_20:
+scores_done_45:
+scores_nowide_4:
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000004, AX
+	JZ    scores_unpaced_2
+
+scores_23:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_43
+	JGE     scores_done_46
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -29480,9 +31112,9 @@ scores_20:
 	VMOVSS  expconst<>+0(SB), X4
 	VMOVSS  expconst<>+0(SB), X5
 
-scores4_by4_4:
+scores4_by4_5:
 	CMPQ    56(SP), $0x04
-	JL      scores4_lone_4
+	JL      scores4_lone_5
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -29518,9 +31150,9 @@ scores4_by4_4:
 	SUBQ    $0x00000020, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores4_odd_4
+	JAE     scores4_odd_5
 
-scores4_chunk2_4:
+scores4_chunk2_5:
 	VMOVUPS     (DX)(CX*2), Z22
 	VMOVUPS     (BX)(CX*2), Z23
 	VMOVUPS     (SI)(CX*2), Z24
@@ -29546,16 +31178,14 @@ scores4_chunk2_4:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_151
+	JAE         pf_skip_167
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
-	ADDQ        $0x00000100, R9
+	ADDQ        $0x00000080, R9
 
-pf_skip_151:
+pf_skip_167:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -29581,23 +31211,21 @@ pf_skip_151:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_152
+	JAE         pf_skip_168
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
-	ADDQ        $0x00000100, R9
+	ADDQ        $0x00000080, R9
 
-pf_skip_152:
+pf_skip_168:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
-	JB   scores4_chunk2_4
+	JB   scores4_chunk2_5
 
-scores4_odd_4:
+scores4_odd_5:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_chunks_4
+	JAE         scores4_chunks_5
 	VMOVUPS     (DX)(CX*2), Z22
 	VMOVUPS     (BX)(CX*2), Z23
 	VMOVUPS     (SI)(CX*2), Z24
@@ -29623,17 +31251,15 @@ scores4_odd_4:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_153
+	JAE         pf_skip_169
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
-	PREFETCHT0  128(CX)
-	PREFETCHT0  192(CX)
-	ADDQ        $0x00000100, R9
+	ADDQ        $0x00000080, R9
 
-pf_skip_153:
-scores4_chunks_4:
+pf_skip_169:
+scores4_chunks_5:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
 	VSHUFF32X4   $0xee, Z7, Z6, Z6
@@ -29707,12 +31333,12 @@ scores4_chunks_4:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores4_by4_4
+	JMP          scores4_by4_5
 
-scores4_lone_4:
-scores4_by1_4:
+scores4_lone_5:
+scores4_by1_5:
 	CMPQ    56(SP), $0x00
-	JE      scores4_done_4
+	JE      scores4_done_5
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -29734,7 +31360,7 @@ scores4_by1_4:
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
-scores4_chunk1_4:
+scores4_chunk1_5:
 	VCVTPH2PS     (AX), Z10
 	VFMADD231PS   (CX)(AX*2), Z10, Z6
 	VFMADD231PS   (DX)(AX*2), Z10, Z7
@@ -29742,7 +31368,7 @@ scores4_chunk1_4:
 	VFMADD231PS   (SI)(AX*2), Z10, Z9
 	ADDQ          $0x00000020, AX
 	CMPQ          AX, 40(SP)
-	JB            scores4_chunk1_4
+	JB            scores4_chunk1_5
 	VEXTRACTF64X4 $0x01, Z6, Y10
 	VADDPS        Y10, Y6, Y10
 	VEXTRACTF32X4 $0x01, Y10, X6
@@ -29799,9 +31425,9 @@ scores4_chunk1_4:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores4_by1_4
+	JMP           scores4_by1_5
 
-scores4_done_4:
+scores4_done_5:
 	VEXTRACTF128 $0x01, Y0, X6
 	VMOVHLPS     X0, X0, X7
 	VMAXPS       X7, X0, X0
@@ -29835,15 +31461,426 @@ scores4_done_4:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_20
+	JMP          scores_23
 
-scores_done_43:
-scores_21:
+scores_done_46:
+	JMP scores_noquads_4
+
+scores_unpaced_2:
+scores_24:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_47
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    208(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+	VMOVSS  expconst<>+0(SB), X5
+
+scores4_by4_6:
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_6
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS expconst<>+1344(SB), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS expconst<>+1344(SB), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	SUBQ    CX, DI
+	MOVQ    240(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores4_odd_6
+
+scores4_chunk2_6:
+	VMOVUPS     (DX)(CX*2), Z22
+	VMOVUPS     (BX)(CX*2), Z23
+	VMOVUPS     (SI)(CX*2), Z24
+	VMOVUPS     (DI)(CX*2), Z25
+	VCVTPH2PS   (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VCVTPH2PS   (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VCVTPH2PS   (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VCVTPH2PS   (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_170
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
+	ADDQ        $0x00000100, R9
+
+pf_skip_170:
+	VMOVUPS     64(DX)(CX*2), Z22
+	VMOVUPS     64(BX)(CX*2), Z23
+	VMOVUPS     64(SI)(CX*2), Z24
+	VMOVUPS     64(DI)(CX*2), Z25
+	VCVTPH2PS   32(CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VCVTPH2PS   32(CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VCVTPH2PS   32(CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VCVTPH2PS   32(CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_171
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
+	ADDQ        $0x00000100, R9
+
+pf_skip_171:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 48(SP)
+	JB   scores4_chunk2_6
+
+scores4_odd_6:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_chunks_6
+	VMOVUPS     (DX)(CX*2), Z22
+	VMOVUPS     (BX)(CX*2), Z23
+	VMOVUPS     (SI)(CX*2), Z24
+	VMOVUPS     (DI)(CX*2), Z25
+	VCVTPH2PS   (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VCVTPH2PS   (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VCVTPH2PS   (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VCVTPH2PS   (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_172
+	MOVQ        200(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
+	ADDQ        $0x00000100, R9
+
+pf_skip_172:
+scores4_chunks_6:
+	VBROADCASTSS scale+64(FP), Y22
+	VSHUFF32X4   $0x44, Z7, Z6, Z23
+	VSHUFF32X4   $0xee, Z7, Z6, Z6
+	VADDPS       Z6, Z23, Z23
+	VSHUFF32X4   $0x44, Z9, Z8, Z6
+	VSHUFF32X4   $0xee, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z11, Z10, Z7
+	VSHUFF32X4   $0xee, Z11, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z13, Z12, Z8
+	VSHUFF32X4   $0xee, Z13, Z12, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x88, Z6, Z23, Z9
+	VSHUFF32X4   $0xdd, Z6, Z23, Z6
+	VADDPS       Z6, Z9, Z9
+	VSHUFF32X4   $0x88, Z8, Z7, Z6
+	VSHUFF32X4   $0xdd, Z8, Z7, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z9, Z7
+	VSHUFPS      $0xdd, Z6, Z9, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z15, Z14, Z6
+	VSHUFF32X4   $0xee, Z15, Z14, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z17, Z16, Z7
+	VSHUFF32X4   $0xee, Z17, Z16, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z19, Z18, Z8
+	VSHUFF32X4   $0xee, Z19, Z18, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x44, Z21, Z20, Z9
+	VSHUFF32X4   $0xee, Z21, Z20, Z10
+	VADDPS       Z10, Z9, Z9
+	VSHUFF32X4   $0x88, Z7, Z6, Z10
+	VSHUFF32X4   $0xdd, Z7, Z6, Z6
+	VADDPS       Z6, Z10, Z10
+	VSHUFF32X4   $0x88, Z9, Z8, Z6
+	VSHUFF32X4   $0xdd, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z10, Z7
+	VSHUFPS      $0xdd, Z6, Z10, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y1, Y1
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores4_by4_6
+
+scores4_lone_6:
+scores4_by1_6:
+	CMPQ    56(SP), $0x00
+	JE      scores4_done_6
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    240(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_6:
+	VCVTPH2PS     (AX), Z10
+	VFMADD231PS   (CX)(AX*2), Z10, Z6
+	VFMADD231PS   (DX)(AX*2), Z10, Z7
+	VFMADD231PS   (BX)(AX*2), Z10, Z8
+	VFMADD231PS   (SI)(AX*2), Z10, Z9
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_6
+	VEXTRACTF64X4 $0x01, Z6, Y10
+	VADDPS        Y10, Y6, Y10
+	VEXTRACTF32X4 $0x01, Y10, X6
+	VADDPS        X10, X6, X6
+	VMOVHLPS      X6, X6, X10
+	VADDPS        X10, X6, X6
+	VMOVSHDUP     X6, X10
+	VADDPS        X10, X6, X6
+	VMULSS        scale+64(FP), X6, X6
+	VMAXSS        X6, X2, X2
+	MOVQ          104(SP), AX
+	VMOVSS        X6, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X3, X3
+	MOVQ          112(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z8, Y6
+	VADDPS        Y6, Y8, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X4, X4
+	MOVQ          120(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z9, Y6
+	VADDPS        Y6, Y9, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X5, X5
+	MOVQ          128(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores4_by1_6
+
+scores4_done_6:
+	VEXTRACTF128 $0x01, Y0, X6
+	VMOVHLPS     X0, X0, X7
+	VMAXPS       X7, X0, X0
+	VMOVSHDUP    X0, X7
+	VMAXPS       X7, X0, X0
+	VMAXSS       X2, X0, X0
+	VMOVHLPS     X6, X6, X2
+	VMAXPS       X2, X6, X6
+	VMOVSHDUP    X6, X2
+	VMAXPS       X2, X6, X6
+	VMAXSS       X3, X6, X6
+	VEXTRACTF128 $0x01, Y1, X2
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X4, X1, X1
+	VMOVHLPS     X2, X2, X3
+	VMAXPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VMAXPS       X3, X2, X2
+	VMAXSS       X5, X2, X2
+	MOVQ         R9, 208(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+	VMOVSS       X6, 4(AX)(CX*4)
+	VMOVSS       X1, 8(AX)(CX*4)
+	VMOVSS       X2, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_24
+
+scores_done_47:
+scores_noquads_4:
+scores_25:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_44
+	JGE     scores_done_48
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -29941,7 +31978,7 @@ scores2_8_chunk2_4:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_154
+	JAE         pf_skip_173
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -29950,7 +31987,7 @@ scores2_8_chunk2_4:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_154:
+pf_skip_173:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -29978,7 +32015,7 @@ pf_skip_154:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_155
+	JAE         pf_skip_174
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -29987,7 +32024,7 @@ pf_skip_154:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_155:
+pf_skip_174:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -30023,7 +32060,7 @@ scores2_8_odd_4:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_156
+	JAE         pf_skip_175
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -30032,7 +32069,7 @@ scores2_8_odd_4:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_156:
+pf_skip_175:
 scores2_8_chunks_4:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -30184,14 +32221,14 @@ scores2_done_8:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_21
+	JMP           scores_25
 
-scores_done_44:
-scores_22:
+scores_done_48:
+scores_26:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_45
+	JGE     scores_done_49
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -30275,7 +32312,7 @@ scores_by8_24:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_157
+	JAE         pf_skip_176
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -30286,7 +32323,7 @@ scores_by8_24:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_157:
+pf_skip_176:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -30320,7 +32357,7 @@ pf_skip_157:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_158
+	JAE         pf_skip_177
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -30331,7 +32368,7 @@ pf_skip_157:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_158:
+pf_skip_177:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -30365,7 +32402,7 @@ pf_skip_158:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_159
+	JAE         pf_skip_178
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -30376,7 +32413,7 @@ pf_skip_158:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_159:
+pf_skip_178:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -30410,7 +32447,7 @@ pf_skip_159:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_160
+	JAE         pf_skip_179
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -30421,7 +32458,7 @@ pf_skip_159:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_160:
+pf_skip_179:
 	JMP scores_reduce_24
 
 scores_seq_no_23:
@@ -30448,14 +32485,14 @@ scores_seq_no_23:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_161
+	JAE         pf_skip_180
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_161:
+pf_skip_180:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -30473,14 +32510,14 @@ pf_skip_161:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_162
+	JAE         pf_skip_181
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_162:
+pf_skip_181:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -30498,14 +32535,14 @@ pf_skip_162:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_163
+	JAE         pf_skip_182
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_163:
+pf_skip_182:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -30523,14 +32560,14 @@ pf_skip_163:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_164
+	JAE         pf_skip_183
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_164:
+pf_skip_183:
 	JMP scores_reduce_24
 
 scores_seq_no_24:
@@ -30556,14 +32593,14 @@ scores_pairs_36:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_165
+	JAE         pf_skip_184
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_165:
+pf_skip_184:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -30648,7 +32685,7 @@ scores_reduce_24:
 
 scores_by1_24:
 	TESTQ   BX, BX
-	JZ      scores_done_46
+	JZ      scores_done_50
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    240(SP), R12
@@ -30680,7 +32717,7 @@ scores_chunk1_24:
 	ADDQ          SI, DX
 	JMP           scores_by1_24
 
-scores_done_46:
+scores_done_50:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -31041,7 +33078,7 @@ scores_reduce_25:
 
 scores_by1_25:
 	TESTQ   BX, BX
-	JZ      scores_done_47
+	JZ      scores_done_51
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    240(SP), R11
@@ -31073,7 +33110,7 @@ scores_chunk1_25:
 	ADDQ          SI, DX
 	JMP           scores_by1_25
 
-scores_done_47:
+scores_done_51:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -31090,9 +33127,9 @@ scores_done_47:
 
 scores_first_done_4:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_22
+	JMP  scores_26
 
-scores_done_45:
+scores_done_49:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_15:
@@ -31103,7 +33140,7 @@ softmax_15:
 	JGE        softmax_done_15
 	MOVQ       224(SP), AX
 	CMPQ       AX, 232(SP)
-	JAE        pf_skip_166
+	JAE        pf_skip_185
 	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	PREFETCHT0 (CX)
@@ -31112,7 +33149,7 @@ softmax_15:
 	PREFETCHT0 192(CX)
 	ADDQ       $0x00000100, AX
 
-pf_skip_166:
+pf_skip_185:
 	MOVQ         AX, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
@@ -31549,14 +33586,14 @@ softmax_done_16:
 	MOVQ  $0x00000000, 32(SP)
 	MOVQ  mode+104(FP), AX
 	TESTQ $0x00000002, AX
-	JZ    pv_noocts_2
+	JZ    pv_nowide_4
 
-pv_19:
+pv_22:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000007, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_19
+	JGE   pv_done_22
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -31596,12 +33633,12 @@ pv_19:
 	MOVQ  SI, 120(SP)
 	MOVQ  $0x00000000, 128(SP)
 
-pv8_block_3:
+pvw_block_7:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv8_next_3
+	JL      pvw_next_7
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -31633,9 +33670,9 @@ pv8_block_3:
 	ADDQ    112(SP), R10
 	MOVQ    120(SP), R11
 	TESTQ   R11, R11
-	JZ      pv8_merge_3
+	JZ      pvw_merge_7
 
-pv8_row_3:
+pvw_row_7:
 	VCVTPH2PS    (R10), Z16
 	VCVTPH2PS    32(R10), Z17
 	VBROADCASTSS (BX), Z18
@@ -31663,23 +33700,20 @@ pv8_row_3:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_167
+	JAE          pf_skip_186
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
-	PREFETCHT0   64(R12)
-	PREFETCHT0   128(R12)
-	PREFETCHT0   192(R12)
-	ADDQ         $0x00000100, R9
+	ADDQ         $0x00000040, R9
 
-pf_skip_167:
+pf_skip_186:
 	ADDQ $0x04, BX
 	ADDQ $0x04, SI
 	ADDQ R8, R10
 	DECQ R11
-	JNZ  pv8_row_3
+	JNZ  pvw_row_7
 
-pv8_merge_3:
+pvw_merge_7:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -31705,15 +33739,15 @@ pv8_merge_3:
 	VMOVUPS Z14, (BX)(DX*1)
 	VMOVUPS Z15, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 128(SP)
-	JMP     pv8_block_3
+	JMP     pvw_block_7
 
-pv8_next_3:
-pv8_block_4:
+pvw_next_7:
+pvw_block_8:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv8_next_4
+	JL      pvw_next_8
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -31737,9 +33771,9 @@ pv8_block_4:
 	ADDQ    112(SP), R10
 	MOVQ    120(SP), R11
 	TESTQ   R11, R11
-	JZ      pv8_merge_4
+	JZ      pvw_merge_8
 
-pv8_row_4:
+pvw_row_8:
 	VCVTPH2PS    (R10), Z8
 	VBROADCASTSS (BX), Z9
 	VFMADD231PS  Z8, Z9, Z0
@@ -31758,23 +33792,20 @@ pv8_row_4:
 	VBROADCASTSS (SI)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_168
+	JAE          pf_skip_187
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
-	PREFETCHT0   64(R12)
-	PREFETCHT0   128(R12)
-	PREFETCHT0   192(R12)
-	ADDQ         $0x00000100, R9
+	ADDQ         $0x00000040, R9
 
-pf_skip_168:
+pf_skip_187:
 	ADDQ $0x04, BX
 	ADDQ $0x04, SI
 	ADDQ R8, R10
 	DECQ R11
-	JNZ  pv8_row_4
+	JNZ  pvw_row_8
 
-pv8_merge_4:
+pvw_merge_8:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -31792,21 +33823,25 @@ pv8_merge_4:
 	MOVQ    96(SP), BX
 	VMOVUPS Z7, (BX)(DX*1)
 	ADDQ    $0x00000040, 128(SP)
-	JMP     pv8_block_4
+	JMP     pvw_block_8
 
-pv8_next_4:
+pvw_next_8:
 	MOVQ R9, 224(SP)
 	ADDQ $0x00000008, 32(SP)
-	JMP  pv_19
+	JMP  pv_22
 
-pv_done_19:
-pv_noocts_2:
-pv_20:
+pv_done_22:
+pv_nowide_4:
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000004, AX
+	JZ    pv_unpaced_2
+
+pv_23:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_20
+	JGE   pv_done_23
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -31838,12 +33873,12 @@ pv_20:
 	MOVQ  SI, 88(SP)
 	MOVQ  $0x00000000, 96(SP)
 
-pv4_block_10:
+pv4_block_13:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv4_next_10
+	JL      pv4_next_13
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -31870,9 +33905,9 @@ pv4_block_10:
 	ADDQ    80(SP), SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_10
+	JZ      pv4_merge_13
 
-pv4_row_10:
+pv4_row_13:
 	VCVTPH2PS    (SI), Z16
 	VCVTPH2PS    32(SI), Z17
 	VCVTPH2PS    64(SI), Z18
@@ -31898,22 +33933,20 @@ pv4_row_10:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_169
+	JAE          pf_skip_188
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	PREFETCHT0   128(R11)
-	PREFETCHT0   192(R11)
-	ADDQ         $0x00000100, R9
+	ADDQ         $0x00000080, R9
 
-pf_skip_169:
+pf_skip_188:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_10
+	JNZ  pv4_row_13
 
-pv4_merge_10:
+pv4_merge_13:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -31935,15 +33968,15 @@ pv4_merge_10:
 	VMOVUPS Z14, 128(BX)(DX*1)
 	VMOVUPS Z15, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 96(SP)
-	JMP     pv4_block_10
+	JMP     pv4_block_13
 
-pv4_next_10:
-pv4_block_11:
+pv4_next_13:
+pv4_block_14:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv4_next_11
+	JL      pv4_next_14
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -31962,9 +33995,9 @@ pv4_block_11:
 	ADDQ    80(SP), SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_11
+	JZ      pv4_merge_14
 
-pv4_row_11:
+pv4_row_14:
 	VCVTPH2PS    (SI), Z8
 	VCVTPH2PS    32(SI), Z9
 	VBROADCASTSS (BX), Z10
@@ -31980,22 +34013,20 @@ pv4_row_11:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_170
+	JAE          pf_skip_189
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	PREFETCHT0   128(R11)
-	PREFETCHT0   192(R11)
-	ADDQ         $0x00000100, R9
+	ADDQ         $0x00000080, R9
 
-pf_skip_170:
+pf_skip_189:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_11
+	JNZ  pv4_row_14
 
-pv4_merge_11:
+pv4_merge_14:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -32009,15 +34040,15 @@ pv4_merge_11:
 	VMOVUPS Z6, (BX)(DX*1)
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 96(SP)
-	JMP     pv4_block_11
+	JMP     pv4_block_14
 
-pv4_next_11:
-pv4_block_12:
+pv4_next_14:
+pv4_block_15:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv4_next_12
+	JL      pv4_next_15
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -32032,9 +34063,9 @@ pv4_block_12:
 	ADDQ    80(SP), SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_12
+	JZ      pv4_merge_15
 
-pv4_row_12:
+pv4_row_15:
 	VCVTPH2PS    (SI), Z4
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -32045,22 +34076,20 @@ pv4_row_12:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_171
+	JAE          pf_skip_190
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	PREFETCHT0   128(R11)
-	PREFETCHT0   192(R11)
-	ADDQ         $0x00000100, R9
+	ADDQ         $0x00000080, R9
 
-pf_skip_171:
+pf_skip_190:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_12
+	JNZ  pv4_row_15
 
-pv4_merge_12:
+pv4_merge_15:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -32070,20 +34099,301 @@ pv4_merge_12:
 	MOVQ    64(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 96(SP)
-	JMP     pv4_block_12
+	JMP     pv4_block_15
 
-pv4_next_12:
+pv4_next_15:
 	MOVQ R9, 224(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_20
+	JMP  pv_23
 
-pv_done_20:
-pv_21:
+pv_done_23:
+	JMP pv_noquads_4
+
+pv_unpaced_2:
+pv_24:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_24
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  224(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 72(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 80(SP)
+	MOVQ  SI, 88(SP)
+	MOVQ  $0x00000000, 96(SP)
+
+pv4_block_16:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_16
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	VMOVUPS 128(BX)(DX*1), Z2
+	VMOVUPS 192(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	VMOVUPS 128(BX)(DX*1), Z6
+	VMOVUPS 192(BX)(DX*1), Z7
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	VMOVUPS 128(BX)(DX*1), Z10
+	VMOVUPS 192(BX)(DX*1), Z11
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z12
+	VMOVUPS 64(BX)(DX*1), Z13
+	VMOVUPS 128(BX)(DX*1), Z14
+	VMOVUPS 192(BX)(DX*1), Z15
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_16
+
+pv4_row_16:
+	VCVTPH2PS    (SI), Z16
+	VCVTPH2PS    32(SI), Z17
+	VCVTPH2PS    64(SI), Z18
+	VCVTPH2PS    96(SI), Z19
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (BX)(DI*1), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	VBROADCASTSS (BX)(DI*2), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS (BX)(CX*1), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_191
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
+	ADDQ         $0x00000100, R9
+
+pf_skip_191:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_16
+
+pv4_merge_16:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	VMOVUPS Z2, 128(BX)(DX*1)
+	VMOVUPS Z3, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	VMOVUPS Z6, 128(BX)(DX*1)
+	VMOVUPS Z7, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	VMOVUPS Z10, 128(BX)(DX*1)
+	VMOVUPS Z11, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z12, (BX)(DX*1)
+	VMOVUPS Z13, 64(BX)(DX*1)
+	VMOVUPS Z14, 128(BX)(DX*1)
+	VMOVUPS Z15, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 96(SP)
+	JMP     pv4_block_16
+
+pv4_next_16:
+pv4_block_17:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_17
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_17
+
+pv4_row_17:
+	VCVTPH2PS    (SI), Z8
+	VCVTPH2PS    32(SI), Z9
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (BX)(DI*1), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS (BX)(DI*2), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_192
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
+	ADDQ         $0x00000100, R9
+
+pf_skip_192:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_17
+
+pv4_merge_17:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 96(SP)
+	JMP     pv4_block_17
+
+pv4_next_17:
+pv4_block_18:
+	MOVQ    96(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_18
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    72(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    80(SP), SI
+	MOVQ    88(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_18
+
+pv4_row_18:
+	VCVTPH2PS    (SI), Z4
+	VBROADCASTSS (BX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (BX)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS (BX)(DI*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (BX)(CX*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_193
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
+	ADDQ         $0x00000100, R9
+
+pf_skip_193:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_18
+
+pv4_merge_18:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	ADDQ    $0x00000040, 96(SP)
+	JMP     pv4_block_18
+
+pv4_next_18:
+	MOVQ R9, 224(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_24
+
+pv_done_24:
+pv_noquads_4:
+pv_25:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_21
+	JGE   pv_done_25
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -32172,7 +34482,7 @@ pv2_pair_28:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_172
+	JAE          pf_skip_194
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -32181,7 +34491,7 @@ pv2_pair_28:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_172:
+pf_skip_194:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -32275,7 +34585,7 @@ pv2_pair_29:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_173
+	JAE          pf_skip_195
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -32284,7 +34594,7 @@ pv2_pair_29:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_173:
+pf_skip_195:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -32354,7 +34664,7 @@ pv2_pair_30:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_174
+	JAE          pf_skip_196
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -32363,7 +34673,7 @@ pv2_pair_30:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_174:
+pf_skip_196:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -32396,14 +34706,14 @@ pv2_merge_30:
 pv2_next_30:
 	MOVQ R10, 224(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_21
+	JMP  pv_25
 
-pv_done_21:
-pv_22:
+pv_done_25:
+pv_26:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_22
+	JGE   pv_done_26
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -33037,9 +35347,9 @@ pv_merge_108:
 pv_next_108:
 first_done_4:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_22
+	JMP  pv_26
 
-pv_done_22:
+pv_done_26:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -35170,7 +37480,7 @@ scores_by4_rows_3:
 
 scores_by1_26:
 	TESTQ   CX, CX
-	JZ      scores_done_48
+	JZ      scores_done_52
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    AX, R8
 	MOVQ    240(SP), R11
@@ -35202,7 +37512,7 @@ scores_chunk1_26:
 	ADDQ          SI, AX
 	JMP           scores_by1_26
 
-scores_done_48:
+scores_done_52:
 	VEXTRACTF32X4 $0x01, Y0, X3
 	VMAXPS        X0, X3, X3
 	VMOVHLPS      X3, X3, X0
@@ -35966,7 +38276,7 @@ scores_by4_rows_4:
 
 scores_by1_27:
 	TESTQ   CX, CX
-	JZ      scores_done_49
+	JZ      scores_done_53
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    AX, R8
 	MOVQ    240(SP), R11
@@ -35998,7 +38308,7 @@ scores_chunk1_27:
 	ADDQ          SI, AX
 	JMP           scores_by1_27
 
-scores_done_49:
+scores_done_53:
 	VEXTRACTF32X4 $0x01, Y0, X3
 	VMAXPS        X0, X3, X3
 	VMOVHLPS      X3, X3, X0
@@ -37171,7 +39481,7 @@ scores_reduce_28:
 
 scores_by1_28:
 	TESTQ   R8, R8
-	JZ      scores_done_50
+	JZ      scores_done_54
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -37203,7 +39513,7 @@ scores_chunk1_28:
 	ADDQ          DI, DX
 	JMP           scores_by1_28
 
-scores_done_50:
+scores_done_54:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -37695,11 +40005,11 @@ tile_9:
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_23:
+scores_27:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_51
+	JGE     scores_done_55
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -37822,17 +40132,17 @@ scores_q8_1:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_175
+	JNZ          pf_skip_197
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 208(SP)
-	JAE          pf_skip_175
+	JAE          pf_skip_197
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_175:
+pf_skip_197:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -37858,7 +40168,7 @@ pf_skip_175:
 
 scores_by1_29:
 	TESTQ  BX, BX
-	JZ     scores_done_52
+	JZ     scores_done_56
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -37896,7 +40206,7 @@ scores_chunk1_29:
 	ADDQ         SI, DX
 	JMP          scores_by1_29
 
-scores_done_52:
+scores_done_56:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -37913,9 +40223,9 @@ scores_done_52:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_23
+	JMP          scores_27
 
-scores_done_51:
+scores_done_55:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_17:
@@ -38409,11 +40719,11 @@ exp_done_42:
 softmax_done_18:
 	MOVQ $0x00000000, 32(SP)
 
-pv_23:
+pv_27:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_23
+	JGE   pv_done_27
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -38488,14 +40798,14 @@ pv_single_121:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_176
+	JNZ          pf_skip_198
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_176
+	JAE          pf_skip_198
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_176:
+pf_skip_198:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -38572,14 +40882,14 @@ pv_pair_122:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_177
+	JNZ          pf_skip_199
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_177
+	JAE          pf_skip_199
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_177:
+pf_skip_199:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -38607,14 +40917,14 @@ pv_single_122:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_178
+	JNZ          pf_skip_200
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_178
+	JAE          pf_skip_200
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_178:
+pf_skip_200:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -38655,14 +40965,14 @@ pv_pair_123:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_179
+	JNZ          pf_skip_201
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_179
+	JAE          pf_skip_201
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_179:
+pf_skip_201:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -38674,14 +40984,14 @@ pv_single_123:
 	JZ           pv_merge_123
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_180
+	JNZ          pf_skip_202
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_180
+	JAE          pf_skip_202
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_180:
+pf_skip_202:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -38716,14 +41026,14 @@ pv_pair_124:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_181
+	JNZ          pf_skip_203
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_181
+	JAE          pf_skip_203
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_181:
+pf_skip_203:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -38735,14 +41045,14 @@ pv_single_124:
 	JZ           pv_merge_124
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_182
+	JNZ          pf_skip_204
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_182
+	JAE          pf_skip_204
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_182:
+pf_skip_204:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -38758,9 +41068,9 @@ pv_next_124:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_23
+	JMP  pv_27
 
-pv_done_23:
+pv_done_27:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -38962,7 +41272,7 @@ scores_q8_2:
 
 scores_by1_30:
 	TESTQ  R8, R8
-	JZ     scores_done_53
+	JZ     scores_done_57
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -39000,7 +41310,7 @@ scores_chunk1_30:
 	ADDQ         DI, DX
 	JMP          scores_by1_30
 
-scores_done_53:
+scores_done_57:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -39469,11 +41779,11 @@ tile_10:
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_24:
+scores_28:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_54
+	JGE     scores_done_58
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -39596,17 +41906,17 @@ scores_q8_3:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_183
+	JNZ          pf_skip_205
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 208(SP)
-	JAE          pf_skip_183
+	JAE          pf_skip_205
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_183:
+pf_skip_205:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -39632,7 +41942,7 @@ pf_skip_183:
 
 scores_by1_31:
 	TESTQ  BX, BX
-	JZ     scores_done_55
+	JZ     scores_done_59
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -39670,7 +41980,7 @@ scores_chunk1_31:
 	ADDQ         SI, DX
 	JMP          scores_by1_31
 
-scores_done_55:
+scores_done_59:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -39687,9 +41997,9 @@ scores_done_55:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_24
+	JMP          scores_28
 
-scores_done_54:
+scores_done_58:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_19:
@@ -40120,11 +42430,11 @@ exp_done_45:
 softmax_done_20:
 	MOVQ $0x00000000, 32(SP)
 
-pv_24:
+pv_28:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_24
+	JGE   pv_done_28
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -40199,14 +42509,14 @@ pv_single_129:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_184
+	JNZ          pf_skip_206
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_184
+	JAE          pf_skip_206
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_184:
+pf_skip_206:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -40283,14 +42593,14 @@ pv_pair_130:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_185
+	JNZ          pf_skip_207
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_185
+	JAE          pf_skip_207
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_185:
+pf_skip_207:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -40318,14 +42628,14 @@ pv_single_130:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_186
+	JNZ          pf_skip_208
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_186
+	JAE          pf_skip_208
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_186:
+pf_skip_208:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -40366,14 +42676,14 @@ pv_pair_131:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_187
+	JNZ          pf_skip_209
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_187
+	JAE          pf_skip_209
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_187:
+pf_skip_209:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -40385,14 +42695,14 @@ pv_single_131:
 	JZ           pv_merge_131
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_188
+	JNZ          pf_skip_210
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_188
+	JAE          pf_skip_210
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_188:
+pf_skip_210:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -40427,14 +42737,14 @@ pv_pair_132:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_189
+	JNZ          pf_skip_211
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_189
+	JAE          pf_skip_211
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_189:
+pf_skip_211:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -40446,14 +42756,14 @@ pv_single_132:
 	JZ           pv_merge_132
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_190
+	JNZ          pf_skip_212
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_190
+	JAE          pf_skip_212
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_190:
+pf_skip_212:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -40469,9 +42779,9 @@ pv_next_132:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_24
+	JMP  pv_28
 
-pv_done_24:
+pv_done_28:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -40673,7 +42983,7 @@ scores_q8_4:
 
 scores_by1_32:
 	TESTQ  R8, R8
-	JZ     scores_done_56
+	JZ     scores_done_60
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -40711,7 +43021,7 @@ scores_chunk1_32:
 	ADDQ         DI, DX
 	JMP          scores_by1_32
 
-scores_done_56:
+scores_done_60:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -41164,11 +43474,11 @@ tile_11:
 	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_25:
+scores_29:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_57
+	JGE     scores_done_61
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -41267,14 +43577,14 @@ scores_q8_5:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 208(SP)
-	JAE             pf_skip_191
+	JAE             pf_skip_213
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	PREFETCHT1      128(DI)
 	PREFETCHT1      192(DI)
 	ADDQ            $0x00000100, DI
 
-pf_skip_191:
+pf_skip_213:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -41305,7 +43615,7 @@ pf_skip_191:
 
 scores_by1_33:
 	TESTQ   BX, BX
-	JZ      scores_done_58
+	JZ      scores_done_62
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    232(SP), R12
@@ -41348,7 +43658,7 @@ scores_chunk1_33:
 	ADDQ          SI, DX
 	JMP           scores_by1_33
 
-scores_done_58:
+scores_done_62:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -41477,7 +43787,7 @@ scores_q8_6:
 
 scores_by1_34:
 	TESTQ   BX, BX
-	JZ      scores_done_59
+	JZ      scores_done_63
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    232(SP), R11
@@ -41520,7 +43830,7 @@ scores_chunk1_34:
 	ADDQ          SI, DX
 	JMP           scores_by1_34
 
-scores_done_59:
+scores_done_63:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -41537,9 +43847,9 @@ scores_done_59:
 
 scores_first_done_5:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_25
+	JMP  scores_29
 
-scores_done_57:
+scores_done_61:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_21:
@@ -42009,11 +44319,11 @@ exp_done_48:
 softmax_done_22:
 	MOVQ $0x00000000, 32(SP)
 
-pv_25:
+pv_29:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_25
+	JGE   pv_done_29
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -42891,9 +45201,9 @@ pv_merge_144:
 pv_next_144:
 first_done_5:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_25
+	JMP  pv_29
 
-pv_done_25:
+pv_done_29:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -43075,7 +45385,7 @@ scores_q8_7:
 
 scores_by1_35:
 	TESTQ   R8, R8
-	JZ      scores_done_60
+	JZ      scores_done_64
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -43118,7 +45428,7 @@ scores_chunk1_35:
 	ADDQ          DI, DX
 	JMP           scores_by1_35
 
-scores_done_60:
+scores_done_64:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -43738,11 +46048,11 @@ tile_12:
 	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_26:
+scores_30:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_61
+	JGE     scores_done_65
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -43841,14 +46151,14 @@ scores_q8_8:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 208(SP)
-	JAE             pf_skip_192
+	JAE             pf_skip_214
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	PREFETCHT1      128(DI)
 	PREFETCHT1      192(DI)
 	ADDQ            $0x00000100, DI
 
-pf_skip_192:
+pf_skip_214:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -43879,7 +46189,7 @@ pf_skip_192:
 
 scores_by1_36:
 	TESTQ   BX, BX
-	JZ      scores_done_62
+	JZ      scores_done_66
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    232(SP), R12
@@ -43922,7 +46232,7 @@ scores_chunk1_36:
 	ADDQ          SI, DX
 	JMP           scores_by1_36
 
-scores_done_62:
+scores_done_66:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -44051,7 +46361,7 @@ scores_q8_9:
 
 scores_by1_37:
 	TESTQ   BX, BX
-	JZ      scores_done_63
+	JZ      scores_done_67
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    232(SP), R11
@@ -44094,7 +46404,7 @@ scores_chunk1_37:
 	ADDQ          SI, DX
 	JMP           scores_by1_37
 
-scores_done_63:
+scores_done_67:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -44111,9 +46421,9 @@ scores_done_63:
 
 scores_first_done_6:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_26
+	JMP  scores_30
 
-scores_done_61:
+scores_done_65:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_23:
@@ -44556,11 +46866,11 @@ exp_done_51:
 softmax_done_24:
 	MOVQ $0x00000000, 32(SP)
 
-pv_26:
+pv_30:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_26
+	JGE   pv_done_30
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -45438,9 +47748,9 @@ pv_merge_156:
 pv_next_156:
 first_done_6:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_26
+	JMP  pv_30
 
-pv_done_26:
+pv_done_30:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -45622,7 +47932,7 @@ scores_q8_10:
 
 scores_by1_38:
 	TESTQ   R8, R8
-	JZ      scores_done_64
+	JZ      scores_done_68
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -45665,7 +47975,7 @@ scores_chunk1_38:
 	ADDQ          DI, DX
 	JMP           scores_by1_38
 
-scores_done_64:
+scores_done_68:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -46280,12 +48590,12 @@ tile_13:
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_27:
+scores_31:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_65
+	JGE     scores_done_69
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -46361,10 +48671,10 @@ scores2_4_chunk2_5:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_193
+	JNZ         pf_skip_215
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_193
+	JAE         pf_skip_215
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -46399,9 +48709,9 @@ scores2_4_chunk2_5:
 pf_row_1:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_193
+	JAE        pf_skip_215
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_193
+	JAE        pf_skip_215
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -46436,7 +48746,7 @@ pf_row_1:
 pf_row_2:
 	ADDQ stride+96(FP), R9
 
-pf_skip_193:
+pf_skip_215:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -46452,10 +48762,10 @@ pf_skip_193:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_194
+	JNZ         pf_skip_216
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_194
+	JAE         pf_skip_216
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -46490,9 +48800,9 @@ pf_skip_193:
 pf_row_3:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_194
+	JAE        pf_skip_216
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_194
+	JAE        pf_skip_216
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -46527,7 +48837,7 @@ pf_row_3:
 pf_row_4:
 	ADDQ stride+96(FP), R9
 
-pf_skip_194:
+pf_skip_216:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_5
@@ -46550,10 +48860,10 @@ scores2_4_odd_5:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_195
+	JNZ         pf_skip_217
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_195
+	JAE         pf_skip_217
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
@@ -46588,9 +48898,9 @@ scores2_4_odd_5:
 pf_row_5:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_195
+	JAE        pf_skip_217
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_195
+	JAE        pf_skip_217
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
@@ -46625,7 +48935,7 @@ pf_row_5:
 pf_row_6:
 	ADDQ stride+96(FP), R9
 
-pf_skip_195:
+pf_skip_217:
 scores2_4_chunks_5:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -46733,14 +49043,14 @@ scores2_done_9:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_27
+	JMP       scores_31
 
-scores_done_65:
-scores_28:
+scores_done_69:
+scores_32:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_66
+	JGE     scores_done_70
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -46789,10 +49099,10 @@ scores_pairs_41:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_196
+	JNZ         pf_skip_218
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_196
+	JAE         pf_skip_218
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
@@ -46827,9 +49137,9 @@ scores_pairs_41:
 pf_row_7:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_196
+	JAE        pf_skip_218
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_196
+	JAE        pf_skip_218
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -46864,7 +49174,7 @@ pf_row_7:
 pf_row_8:
 	ADDQ stride+96(FP), DI
 
-pf_skip_196:
+pf_skip_218:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -46902,10 +49212,10 @@ scores_pairs_42:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_197
+	JNZ         pf_skip_219
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_197
+	JAE         pf_skip_219
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
@@ -46940,9 +49250,9 @@ scores_pairs_42:
 pf_row_9:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_197
+	JAE        pf_skip_219
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_197
+	JAE        pf_skip_219
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -46977,7 +49287,7 @@ pf_row_9:
 pf_row_10:
 	ADDQ stride+96(FP), DI
 
-pf_skip_197:
+pf_skip_219:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -47020,7 +49330,7 @@ scores_half_42:
 
 scores_by1_39:
 	TESTQ  BX, BX
-	JZ     scores_done_67
+	JZ     scores_done_71
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -47048,7 +49358,7 @@ scores_chunk1_39:
 	ADDQ         SI, DX
 	JMP          scores_by1_39
 
-scores_done_67:
+scores_done_71:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -47065,9 +49375,9 @@ scores_done_67:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_28
+	JMP          scores_32
 
-scores_done_66:
+scores_done_70:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_25:
@@ -47561,12 +49871,12 @@ exp_done_54:
 softmax_done_26:
 	MOVQ $0x00000000, 32(SP)
 
-pv_27:
+pv_31:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_27
+	JGE   pv_done_31
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -47643,10 +49953,10 @@ pv2_single_31:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_198
+	JNZ          pf_skip_220
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_198
+	JAE          pf_skip_220
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -47681,9 +49991,9 @@ pv2_single_31:
 pf_row_11:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_198
+	JAE        pf_skip_220
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_198
+	JAE        pf_skip_220
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -47718,7 +50028,7 @@ pf_row_11:
 pf_row_12:
 	ADDQ stride+96(FP), R10
 
-pf_skip_198:
+pf_skip_220:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -47782,10 +50092,10 @@ pv2_single_32:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_199
+	JNZ          pf_skip_221
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_199
+	JAE          pf_skip_221
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -47820,9 +50130,9 @@ pv2_single_32:
 pf_row_13:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_199
+	JAE        pf_skip_221
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_199
+	JAE        pf_skip_221
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -47857,7 +50167,7 @@ pf_row_13:
 pf_row_14:
 	ADDQ stride+96(FP), R10
 
-pf_skip_199:
+pf_skip_221:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -47907,10 +50217,10 @@ pv2_single_33:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_200
+	JNZ          pf_skip_222
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_200
+	JAE          pf_skip_222
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -47945,9 +50255,9 @@ pv2_single_33:
 pf_row_15:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_200
+	JAE        pf_skip_222
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_200
+	JAE        pf_skip_222
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -47982,7 +50292,7 @@ pf_row_15:
 pf_row_16:
 	ADDQ stride+96(FP), R10
 
-pf_skip_200:
+pf_skip_222:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -48023,10 +50333,10 @@ pv2_single_34:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_201
+	JNZ          pf_skip_223
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_201
+	JAE          pf_skip_223
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -48061,9 +50371,9 @@ pv2_single_34:
 pf_row_17:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_201
+	JAE        pf_skip_223
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_201
+	JAE        pf_skip_223
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -48098,7 +50408,7 @@ pf_row_17:
 pf_row_18:
 	ADDQ stride+96(FP), R10
 
-pf_skip_201:
+pf_skip_223:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -48116,14 +50426,14 @@ pv2_next_34:
 	MOVQ R10, 224(SP)
 	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_27
+	JMP  pv_31
 
-pv_done_27:
-pv_28:
+pv_done_31:
+pv_32:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_28
+	JGE   pv_done_32
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -48179,10 +50489,10 @@ pv_single_161:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_202
+	JNZ          pf_skip_224
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_202
+	JAE          pf_skip_224
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -48217,9 +50527,9 @@ pv_single_161:
 pf_row_19:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_202
+	JAE        pf_skip_224
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_202
+	JAE        pf_skip_224
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -48254,7 +50564,7 @@ pf_row_19:
 pf_row_20:
 	ADDQ stride+96(FP), R8
 
-pf_skip_202:
+pf_skip_224:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -48307,10 +50617,10 @@ pv_single_162:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_203
+	JNZ          pf_skip_225
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_203
+	JAE          pf_skip_225
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -48345,9 +50655,9 @@ pv_single_162:
 pf_row_21:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_203
+	JAE        pf_skip_225
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_203
+	JAE        pf_skip_225
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -48382,7 +50692,7 @@ pf_row_21:
 pf_row_22:
 	ADDQ stride+96(FP), R8
 
-pf_skip_203:
+pf_skip_225:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -48432,10 +50742,10 @@ pv_pair_163:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_204
+	JNZ          pf_skip_226
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_204
+	JAE          pf_skip_226
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -48470,9 +50780,9 @@ pv_pair_163:
 pf_row_23:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_204
+	JAE        pf_skip_226
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_204
+	JAE        pf_skip_226
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -48507,7 +50817,7 @@ pf_row_23:
 pf_row_24:
 	ADDQ stride+96(FP), R8
 
-pf_skip_204:
+pf_skip_226:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -48523,10 +50833,10 @@ pv_single_163:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_205
+	JNZ          pf_skip_227
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_205
+	JAE          pf_skip_227
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -48561,9 +50871,9 @@ pv_single_163:
 pf_row_25:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_205
+	JAE        pf_skip_227
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_205
+	JAE        pf_skip_227
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -48598,7 +50908,7 @@ pf_row_25:
 pf_row_26:
 	ADDQ stride+96(FP), R8
 
-pf_skip_205:
+pf_skip_227:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -48640,10 +50950,10 @@ pv_pair_164:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_206
+	JNZ          pf_skip_228
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_206
+	JAE          pf_skip_228
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -48678,9 +50988,9 @@ pv_pair_164:
 pf_row_27:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_206
+	JAE        pf_skip_228
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_206
+	JAE        pf_skip_228
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -48715,7 +51025,7 @@ pf_row_27:
 pf_row_28:
 	ADDQ stride+96(FP), R8
 
-pf_skip_206:
+pf_skip_228:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -48729,10 +51039,10 @@ pv_single_164:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_207
+	JNZ          pf_skip_229
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_207
+	JAE          pf_skip_229
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -48767,9 +51077,9 @@ pv_single_164:
 pf_row_29:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_207
+	JAE        pf_skip_229
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_207
+	JAE        pf_skip_229
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -48804,7 +51114,7 @@ pf_row_29:
 pf_row_30:
 	ADDQ stride+96(FP), R8
 
-pf_skip_207:
+pf_skip_229:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -48838,10 +51148,10 @@ pv_pair_165:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_208
+	JNZ          pf_skip_230
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_208
+	JAE          pf_skip_230
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -48876,9 +51186,9 @@ pv_pair_165:
 pf_row_31:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_208
+	JAE        pf_skip_230
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_208
+	JAE        pf_skip_230
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -48913,7 +51223,7 @@ pf_row_31:
 pf_row_32:
 	ADDQ stride+96(FP), R8
 
-pf_skip_208:
+pf_skip_230:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -48926,10 +51236,10 @@ pv_single_165:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_209
+	JNZ          pf_skip_231
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_209
+	JAE          pf_skip_231
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -48964,9 +51274,9 @@ pv_single_165:
 pf_row_33:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_209
+	JAE        pf_skip_231
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_209
+	JAE        pf_skip_231
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -49001,7 +51311,7 @@ pf_row_33:
 pf_row_34:
 	ADDQ stride+96(FP), R8
 
-pf_skip_209:
+pf_skip_231:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -49017,9 +51327,9 @@ pv_next_165:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_28
+	JMP  pv_32
 
-pv_done_28:
+pv_done_32:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -49151,12 +51461,12 @@ tile_14:
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_29:
+scores_33:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_68
+	JGE     scores_done_72
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -49232,10 +51542,10 @@ scores2_4_chunk2_6:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_210
+	JNZ         pf_skip_232
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_210
+	JAE         pf_skip_232
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -49270,9 +51580,9 @@ scores2_4_chunk2_6:
 pf_row_35:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_210
+	JAE        pf_skip_232
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_210
+	JAE        pf_skip_232
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -49307,7 +51617,7 @@ pf_row_35:
 pf_row_36:
 	ADDQ stride+96(FP), R9
 
-pf_skip_210:
+pf_skip_232:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -49323,10 +51633,10 @@ pf_skip_210:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_211
+	JNZ         pf_skip_233
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_211
+	JAE         pf_skip_233
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -49361,9 +51671,9 @@ pf_skip_210:
 pf_row_37:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_211
+	JAE        pf_skip_233
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_211
+	JAE        pf_skip_233
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -49398,7 +51708,7 @@ pf_row_37:
 pf_row_38:
 	ADDQ stride+96(FP), R9
 
-pf_skip_211:
+pf_skip_233:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_6
@@ -49421,10 +51731,10 @@ scores2_4_odd_6:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_212
+	JNZ         pf_skip_234
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_212
+	JAE         pf_skip_234
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
@@ -49459,9 +51769,9 @@ scores2_4_odd_6:
 pf_row_39:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_212
+	JAE        pf_skip_234
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_212
+	JAE        pf_skip_234
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
@@ -49496,7 +51806,7 @@ pf_row_39:
 pf_row_40:
 	ADDQ stride+96(FP), R9
 
-pf_skip_212:
+pf_skip_234:
 scores2_4_chunks_6:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -49604,14 +51914,14 @@ scores2_done_10:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_29
+	JMP       scores_33
 
-scores_done_68:
-scores_30:
+scores_done_72:
+scores_34:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_69
+	JGE     scores_done_73
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -49660,10 +51970,10 @@ scores_pairs_43:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_213
+	JNZ         pf_skip_235
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_213
+	JAE         pf_skip_235
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
@@ -49698,9 +52008,9 @@ scores_pairs_43:
 pf_row_41:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_213
+	JAE        pf_skip_235
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_213
+	JAE        pf_skip_235
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -49735,7 +52045,7 @@ pf_row_41:
 pf_row_42:
 	ADDQ stride+96(FP), DI
 
-pf_skip_213:
+pf_skip_235:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -49773,10 +52083,10 @@ scores_pairs_44:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_214
+	JNZ         pf_skip_236
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_214
+	JAE         pf_skip_236
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
@@ -49811,9 +52121,9 @@ scores_pairs_44:
 pf_row_43:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_214
+	JAE        pf_skip_236
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_214
+	JAE        pf_skip_236
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -49848,7 +52158,7 @@ pf_row_43:
 pf_row_44:
 	ADDQ stride+96(FP), DI
 
-pf_skip_214:
+pf_skip_236:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -49891,7 +52201,7 @@ scores_half_44:
 
 scores_by1_40:
 	TESTQ  BX, BX
-	JZ     scores_done_70
+	JZ     scores_done_74
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -49919,7 +52229,7 @@ scores_chunk1_40:
 	ADDQ         SI, DX
 	JMP          scores_by1_40
 
-scores_done_70:
+scores_done_74:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -49936,9 +52246,9 @@ scores_done_70:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_30
+	JMP          scores_34
 
-scores_done_69:
+scores_done_73:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_27:
@@ -50369,12 +52679,12 @@ exp_done_56:
 softmax_done_28:
 	MOVQ $0x00000000, 32(SP)
 
-pv_29:
+pv_33:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_29
+	JGE   pv_done_33
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -50451,10 +52761,10 @@ pv2_single_35:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_215
+	JNZ          pf_skip_237
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_215
+	JAE          pf_skip_237
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -50489,9 +52799,9 @@ pv2_single_35:
 pf_row_45:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_215
+	JAE        pf_skip_237
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_215
+	JAE        pf_skip_237
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -50526,7 +52836,7 @@ pf_row_45:
 pf_row_46:
 	ADDQ stride+96(FP), R10
 
-pf_skip_215:
+pf_skip_237:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -50590,10 +52900,10 @@ pv2_single_36:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_216
+	JNZ          pf_skip_238
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_216
+	JAE          pf_skip_238
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -50628,9 +52938,9 @@ pv2_single_36:
 pf_row_47:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_216
+	JAE        pf_skip_238
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_216
+	JAE        pf_skip_238
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -50665,7 +52975,7 @@ pf_row_47:
 pf_row_48:
 	ADDQ stride+96(FP), R10
 
-pf_skip_216:
+pf_skip_238:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -50715,10 +53025,10 @@ pv2_single_37:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_217
+	JNZ          pf_skip_239
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_217
+	JAE          pf_skip_239
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -50753,9 +53063,9 @@ pv2_single_37:
 pf_row_49:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_217
+	JAE        pf_skip_239
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_217
+	JAE        pf_skip_239
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -50790,7 +53100,7 @@ pf_row_49:
 pf_row_50:
 	ADDQ stride+96(FP), R10
 
-pf_skip_217:
+pf_skip_239:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -50831,10 +53141,10 @@ pv2_single_38:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_218
+	JNZ          pf_skip_240
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_218
+	JAE          pf_skip_240
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -50869,9 +53179,9 @@ pv2_single_38:
 pf_row_51:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_218
+	JAE        pf_skip_240
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_218
+	JAE        pf_skip_240
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -50906,7 +53216,7 @@ pf_row_51:
 pf_row_52:
 	ADDQ stride+96(FP), R10
 
-pf_skip_218:
+pf_skip_240:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -50924,14 +53234,14 @@ pv2_next_38:
 	MOVQ R10, 224(SP)
 	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_29
+	JMP  pv_33
 
-pv_done_29:
-pv_30:
+pv_done_33:
+pv_34:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_30
+	JGE   pv_done_34
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -50987,10 +53297,10 @@ pv_single_166:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_219
+	JNZ          pf_skip_241
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_219
+	JAE          pf_skip_241
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -51025,9 +53335,9 @@ pv_single_166:
 pf_row_53:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_219
+	JAE        pf_skip_241
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_219
+	JAE        pf_skip_241
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -51062,7 +53372,7 @@ pf_row_53:
 pf_row_54:
 	ADDQ stride+96(FP), R8
 
-pf_skip_219:
+pf_skip_241:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -51115,10 +53425,10 @@ pv_single_167:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_220
+	JNZ          pf_skip_242
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_220
+	JAE          pf_skip_242
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -51153,9 +53463,9 @@ pv_single_167:
 pf_row_55:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_220
+	JAE        pf_skip_242
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_220
+	JAE        pf_skip_242
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -51190,7 +53500,7 @@ pf_row_55:
 pf_row_56:
 	ADDQ stride+96(FP), R8
 
-pf_skip_220:
+pf_skip_242:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -51240,10 +53550,10 @@ pv_pair_168:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_221
+	JNZ          pf_skip_243
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_221
+	JAE          pf_skip_243
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -51278,9 +53588,9 @@ pv_pair_168:
 pf_row_57:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_221
+	JAE        pf_skip_243
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_221
+	JAE        pf_skip_243
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -51315,7 +53625,7 @@ pf_row_57:
 pf_row_58:
 	ADDQ stride+96(FP), R8
 
-pf_skip_221:
+pf_skip_243:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -51331,10 +53641,10 @@ pv_single_168:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_222
+	JNZ          pf_skip_244
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_222
+	JAE          pf_skip_244
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -51369,9 +53679,9 @@ pv_single_168:
 pf_row_59:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_222
+	JAE        pf_skip_244
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_222
+	JAE        pf_skip_244
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -51406,7 +53716,7 @@ pf_row_59:
 pf_row_60:
 	ADDQ stride+96(FP), R8
 
-pf_skip_222:
+pf_skip_244:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -51448,10 +53758,10 @@ pv_pair_169:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_223
+	JNZ          pf_skip_245
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_223
+	JAE          pf_skip_245
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -51486,9 +53796,9 @@ pv_pair_169:
 pf_row_61:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_223
+	JAE        pf_skip_245
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_223
+	JAE        pf_skip_245
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -51523,7 +53833,7 @@ pf_row_61:
 pf_row_62:
 	ADDQ stride+96(FP), R8
 
-pf_skip_223:
+pf_skip_245:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -51537,10 +53847,10 @@ pv_single_169:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_224
+	JNZ          pf_skip_246
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_224
+	JAE          pf_skip_246
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -51575,9 +53885,9 @@ pv_single_169:
 pf_row_63:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_224
+	JAE        pf_skip_246
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_224
+	JAE        pf_skip_246
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -51612,7 +53922,7 @@ pf_row_63:
 pf_row_64:
 	ADDQ stride+96(FP), R8
 
-pf_skip_224:
+pf_skip_246:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -51646,10 +53956,10 @@ pv_pair_170:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_225
+	JNZ          pf_skip_247
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_225
+	JAE          pf_skip_247
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -51684,9 +53994,9 @@ pv_pair_170:
 pf_row_65:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_225
+	JAE        pf_skip_247
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_225
+	JAE        pf_skip_247
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -51721,7 +54031,7 @@ pf_row_65:
 pf_row_66:
 	ADDQ stride+96(FP), R8
 
-pf_skip_225:
+pf_skip_247:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -51734,10 +54044,10 @@ pv_single_170:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_226
+	JNZ          pf_skip_248
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_226
+	JAE          pf_skip_248
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -51772,9 +54082,9 @@ pv_single_170:
 pf_row_67:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_226
+	JAE        pf_skip_248
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_226
+	JAE        pf_skip_248
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -51809,7 +54119,7 @@ pf_row_67:
 pf_row_68:
 	ADDQ stride+96(FP), R8
 
-pf_skip_226:
+pf_skip_248:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -51825,9 +54135,9 @@ pv_next_170:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_30
+	JMP  pv_34
 
-pv_done_30:
+pv_done_34:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -51957,12 +54267,12 @@ tile_15:
 	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_31:
+scores_35:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_71
+	JGE     scores_done_75
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -52006,9 +54316,9 @@ scores_31:
 	VMOVSS  expconst<>+0(SB), X4
 	VMOVSS  expconst<>+0(SB), X5
 
-scores4_by4_5:
+scores4_by4_7:
 	CMPQ    56(SP), $0x04
-	JL      scores4_lone_5
+	JL      scores4_lone_7
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -52040,9 +54350,9 @@ scores4_by4_5:
 	SUBQ    $0x00000040, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores4_odd_5
+	JAE     scores4_odd_7
 
-scores4_chunk2_5:
+scores4_chunk2_7:
 	VMOVUPS     (CX)(DX*1), Z22
 	VMOVUPS     (CX)(BX*1), Z23
 	VMOVUPS     (CX)(SI*1), Z24
@@ -52068,7 +54378,7 @@ scores4_chunk2_5:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_227
+	JAE         pf_skip_249
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -52103,9 +54413,9 @@ scores4_chunk2_5:
 pf_row_69:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_227
+	JAE        pf_skip_249
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_227
+	JAE        pf_skip_249
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -52140,7 +54450,7 @@ pf_row_69:
 pf_row_70:
 	ADDQ stride+96(FP), R9
 
-pf_skip_227:
+pf_skip_249:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -52166,7 +54476,7 @@ pf_skip_227:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_228
+	JAE         pf_skip_250
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -52201,9 +54511,9 @@ pf_skip_227:
 pf_row_71:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_228
+	JAE        pf_skip_250
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_228
+	JAE        pf_skip_250
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -52238,14 +54548,14 @@ pf_row_71:
 pf_row_72:
 	ADDQ stride+96(FP), R9
 
-pf_skip_228:
+pf_skip_250:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
-	JB   scores4_chunk2_5
+	JB   scores4_chunk2_7
 
-scores4_odd_5:
+scores4_odd_7:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_chunks_5
+	JAE         scores4_chunks_7
 	VMOVUPS     (CX)(DX*1), Z22
 	VMOVUPS     (CX)(BX*1), Z23
 	VMOVUPS     (CX)(SI*1), Z24
@@ -52271,7 +54581,7 @@ scores4_odd_5:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_229
+	JAE         pf_skip_251
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
@@ -52306,9 +54616,9 @@ scores4_odd_5:
 pf_row_73:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_229
+	JAE        pf_skip_251
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_229
+	JAE        pf_skip_251
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
@@ -52343,8 +54653,8 @@ pf_row_73:
 pf_row_74:
 	ADDQ stride+96(FP), R9
 
-pf_skip_229:
-scores4_chunks_5:
+pf_skip_251:
+scores4_chunks_7:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
 	VSHUFF32X4   $0xee, Z7, Z6, Z6
@@ -52418,12 +54728,12 @@ scores4_chunks_5:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores4_by4_5
+	JMP          scores4_by4_7
 
-scores4_lone_5:
-scores4_by1_5:
+scores4_lone_7:
+scores4_by1_7:
 	CMPQ    56(SP), $0x00
-	JE      scores4_done_5
+	JE      scores4_done_7
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -52441,7 +54751,7 @@ scores4_by1_5:
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
-scores4_chunk1_5:
+scores4_chunk1_7:
 	VMOVUPS       (AX), Z10
 	VFMADD231PS   (AX)(CX*1), Z10, Z6
 	VFMADD231PS   (AX)(DX*1), Z10, Z7
@@ -52449,7 +54759,7 @@ scores4_chunk1_5:
 	VFMADD231PS   (AX)(SI*1), Z10, Z9
 	ADDQ          $0x00000040, AX
 	CMPQ          AX, 40(SP)
-	JB            scores4_chunk1_5
+	JB            scores4_chunk1_7
 	VEXTRACTF64X4 $0x01, Z6, Y10
 	VADDPS        Y10, Y6, Y10
 	VEXTRACTF32X4 $0x01, Y10, X6
@@ -52506,9 +54816,9 @@ scores4_chunk1_5:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores4_by1_5
+	JMP           scores4_by1_7
 
-scores4_done_5:
+scores4_done_7:
 	VEXTRACTF128 $0x01, Y0, X6
 	VMOVHLPS     X0, X0, X7
 	VMAXPS       X7, X0, X0
@@ -52542,15 +54852,15 @@ scores4_done_5:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_31
+	JMP          scores_35
 
-scores_done_71:
-scores_32:
+scores_done_75:
+scores_36:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_72
+	JGE     scores_done_76
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -52646,7 +54956,7 @@ scores2_8_chunk2_5:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_230
+	JAE         pf_skip_252
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
@@ -52681,9 +54991,9 @@ scores2_8_chunk2_5:
 pf_row_75:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_230
+	JAE        pf_skip_252
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_230
+	JAE        pf_skip_252
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
@@ -52718,7 +55028,7 @@ pf_row_75:
 pf_row_76:
 	ADDQ stride+96(FP), R9
 
-pf_skip_230:
+pf_skip_252:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -52746,7 +55056,7 @@ pf_skip_230:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_231
+	JAE         pf_skip_253
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
@@ -52781,9 +55091,9 @@ pf_skip_230:
 pf_row_77:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_231
+	JAE        pf_skip_253
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_231
+	JAE        pf_skip_253
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
@@ -52818,7 +55128,7 @@ pf_row_77:
 pf_row_78:
 	ADDQ stride+96(FP), R9
 
-pf_skip_231:
+pf_skip_253:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -52854,7 +55164,7 @@ scores2_8_odd_5:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_232
+	JAE         pf_skip_254
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
@@ -52889,9 +55199,9 @@ scores2_8_odd_5:
 pf_row_79:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_232
+	JAE        pf_skip_254
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_232
+	JAE        pf_skip_254
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
@@ -52926,7 +55236,7 @@ pf_row_79:
 pf_row_80:
 	ADDQ stride+96(FP), R9
 
-pf_skip_232:
+pf_skip_254:
 scores2_8_chunks_5:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -53076,14 +55386,14 @@ scores2_done_11:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_32
+	JMP           scores_36
 
-scores_done_72:
-scores_33:
+scores_done_76:
+scores_37:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_73
+	JGE     scores_done_77
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -53142,7 +55452,7 @@ scores_by8_41:
 	VFMADD231PS 384(R9), Z16, Z2
 	VFMADD231PS 448(R9), Z17, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_233
+	JAE         pf_skip_255
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -53177,9 +55487,9 @@ scores_by8_41:
 pf_row_81:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_233
+	JAE        pf_skip_255
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_233
+	JAE        pf_skip_255
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -53214,7 +55524,7 @@ pf_row_81:
 pf_row_82:
 	ADDQ stride+96(FP), DI
 
-pf_skip_233:
+pf_skip_255:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
@@ -53224,7 +55534,7 @@ pf_skip_233:
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_234
+	JAE         pf_skip_256
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -53259,9 +55569,9 @@ pf_skip_233:
 pf_row_83:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_234
+	JAE        pf_skip_256
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_234
+	JAE        pf_skip_256
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -53296,7 +55606,7 @@ pf_row_83:
 pf_row_84:
 	ADDQ stride+96(FP), DI
 
-pf_skip_234:
+pf_skip_256:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -53306,7 +55616,7 @@ pf_skip_234:
 	VFMADD231PS 384(R9)(SI*2), Z16, Z4
 	VFMADD231PS 448(R9)(SI*2), Z17, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_235
+	JAE         pf_skip_257
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -53341,9 +55651,9 @@ pf_skip_234:
 pf_row_85:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_235
+	JAE        pf_skip_257
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_235
+	JAE        pf_skip_257
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -53378,7 +55688,7 @@ pf_row_85:
 pf_row_86:
 	ADDQ stride+96(FP), DI
 
-pf_skip_235:
+pf_skip_257:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
@@ -53388,7 +55698,7 @@ pf_skip_235:
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_236
+	JAE         pf_skip_258
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -53423,9 +55733,9 @@ pf_skip_235:
 pf_row_87:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_236
+	JAE        pf_skip_258
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_236
+	JAE        pf_skip_258
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -53460,7 +55770,7 @@ pf_row_87:
 pf_row_88:
 	ADDQ stride+96(FP), DI
 
-pf_skip_236:
+pf_skip_258:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -53470,7 +55780,7 @@ pf_skip_236:
 	VFMADD231PS 384(R10), Z16, Z6
 	VFMADD231PS 448(R10), Z17, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_237
+	JAE         pf_skip_259
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -53505,9 +55815,9 @@ pf_skip_236:
 pf_row_89:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_237
+	JAE        pf_skip_259
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_237
+	JAE        pf_skip_259
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -53542,7 +55852,7 @@ pf_row_89:
 pf_row_90:
 	ADDQ stride+96(FP), DI
 
-pf_skip_237:
+pf_skip_259:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
@@ -53552,7 +55862,7 @@ pf_skip_237:
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_238
+	JAE         pf_skip_260
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -53587,9 +55897,9 @@ pf_skip_237:
 pf_row_91:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_238
+	JAE        pf_skip_260
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_238
+	JAE        pf_skip_260
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -53624,7 +55934,7 @@ pf_row_91:
 pf_row_92:
 	ADDQ stride+96(FP), DI
 
-pf_skip_238:
+pf_skip_260:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -53634,7 +55944,7 @@ pf_skip_238:
 	VFMADD231PS 384(R10)(SI*2), Z16, Z8
 	VFMADD231PS 448(R10)(SI*2), Z17, Z8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_239
+	JAE         pf_skip_261
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -53669,9 +55979,9 @@ pf_skip_238:
 pf_row_93:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_239
+	JAE        pf_skip_261
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_239
+	JAE        pf_skip_261
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -53706,7 +56016,7 @@ pf_row_93:
 pf_row_94:
 	ADDQ stride+96(FP), DI
 
-pf_skip_239:
+pf_skip_261:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
@@ -53716,7 +56026,7 @@ pf_skip_239:
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_240
+	JAE         pf_skip_262
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -53751,9 +56061,9 @@ pf_skip_239:
 pf_row_95:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_240
+	JAE        pf_skip_262
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_240
+	JAE        pf_skip_262
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -53788,7 +56098,7 @@ pf_row_95:
 pf_row_96:
 	ADDQ stride+96(FP), DI
 
-pf_skip_240:
+pf_skip_262:
 	JMP scores_reduce_41
 
 scores_seq_no_33:
@@ -53803,7 +56113,7 @@ scores_seq_no_33:
 	VFMADD231PS 128(R9), Z12, Z2
 	VFMADD231PS 192(R9), Z13, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_241
+	JAE         pf_skip_263
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -53838,9 +56148,9 @@ scores_seq_no_33:
 pf_row_97:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_241
+	JAE        pf_skip_263
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_241
+	JAE        pf_skip_263
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -53875,13 +56185,13 @@ pf_row_97:
 pf_row_98:
 	ADDQ stride+96(FP), DI
 
-pf_skip_241:
+pf_skip_263:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_242
+	JAE         pf_skip_264
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -53916,9 +56226,9 @@ pf_skip_241:
 pf_row_99:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_242
+	JAE        pf_skip_264
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_242
+	JAE        pf_skip_264
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -53953,13 +56263,13 @@ pf_row_99:
 pf_row_100:
 	ADDQ stride+96(FP), DI
 
-pf_skip_242:
+pf_skip_264:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
 	VFMADD231PS 192(R9)(SI*2), Z13, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_243
+	JAE         pf_skip_265
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -53994,9 +56304,9 @@ pf_skip_242:
 pf_row_101:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_243
+	JAE        pf_skip_265
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_243
+	JAE        pf_skip_265
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -54031,13 +56341,13 @@ pf_row_101:
 pf_row_102:
 	ADDQ stride+96(FP), DI
 
-pf_skip_243:
+pf_skip_265:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_244
+	JAE         pf_skip_266
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -54072,9 +56382,9 @@ pf_skip_243:
 pf_row_103:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_244
+	JAE        pf_skip_266
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_244
+	JAE        pf_skip_266
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -54109,13 +56419,13 @@ pf_row_103:
 pf_row_104:
 	ADDQ stride+96(FP), DI
 
-pf_skip_244:
+pf_skip_266:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
 	VFMADD231PS 192(R10), Z13, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_245
+	JAE         pf_skip_267
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -54150,9 +56460,9 @@ pf_skip_244:
 pf_row_105:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_245
+	JAE        pf_skip_267
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_245
+	JAE        pf_skip_267
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -54187,13 +56497,13 @@ pf_row_105:
 pf_row_106:
 	ADDQ stride+96(FP), DI
 
-pf_skip_245:
+pf_skip_267:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_246
+	JAE         pf_skip_268
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -54228,9 +56538,9 @@ pf_skip_245:
 pf_row_107:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_246
+	JAE        pf_skip_268
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_246
+	JAE        pf_skip_268
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -54265,13 +56575,13 @@ pf_row_107:
 pf_row_108:
 	ADDQ stride+96(FP), DI
 
-pf_skip_246:
+pf_skip_268:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
 	VFMADD231PS 192(R10)(SI*2), Z13, Z8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_247
+	JAE         pf_skip_269
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -54306,9 +56616,9 @@ pf_skip_246:
 pf_row_109:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_247
+	JAE        pf_skip_269
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_247
+	JAE        pf_skip_269
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -54343,13 +56653,13 @@ pf_row_109:
 pf_row_110:
 	ADDQ stride+96(FP), DI
 
-pf_skip_247:
+pf_skip_269:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_248
+	JAE         pf_skip_270
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -54384,9 +56694,9 @@ pf_skip_247:
 pf_row_111:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_248
+	JAE        pf_skip_270
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_248
+	JAE        pf_skip_270
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -54421,7 +56731,7 @@ pf_row_111:
 pf_row_112:
 	ADDQ stride+96(FP), DI
 
-pf_skip_248:
+pf_skip_270:
 	JMP scores_reduce_41
 
 scores_seq_no_34:
@@ -54439,7 +56749,7 @@ scores_pairs_45:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_249
+	JAE         pf_skip_271
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        232(SP), R13
@@ -54474,9 +56784,9 @@ scores_pairs_45:
 pf_row_113:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_249
+	JAE        pf_skip_271
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_249
+	JAE        pf_skip_271
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
@@ -54511,7 +56821,7 @@ pf_row_113:
 pf_row_114:
 	ADDQ stride+96(FP), DI
 
-pf_skip_249:
+pf_skip_271:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -54580,7 +56890,7 @@ scores_reduce_41:
 
 scores_by1_41:
 	TESTQ   BX, BX
-	JZ      scores_done_74
+	JZ      scores_done_78
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    232(SP), R12
@@ -54610,7 +56920,7 @@ scores_chunk1_41:
 	ADDQ          SI, DX
 	JMP           scores_by1_41
 
-scores_done_74:
+scores_done_78:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -54850,7 +57160,7 @@ scores_reduce_42:
 
 scores_by1_42:
 	TESTQ   BX, BX
-	JZ      scores_done_75
+	JZ      scores_done_79
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    232(SP), R11
@@ -54880,7 +57190,7 @@ scores_chunk1_42:
 	ADDQ          SI, DX
 	JMP           scores_by1_42
 
-scores_done_75:
+scores_done_79:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -54897,9 +57207,9 @@ scores_done_75:
 
 scores_first_done_7:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_33
+	JMP  scores_37
 
-scores_done_73:
+scores_done_77:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_29:
@@ -55371,12 +57681,12 @@ softmax_done_30:
 	CMPQ 232(SP), $0x00000100
 	JA   pv_noquads_5
 
-pv_31:
+pv_35:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_31
+	JGE   pv_done_35
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -55408,12 +57718,12 @@ pv_31:
 	MOVQ  SI, 88(SP)
 	MOVQ  $0x00000000, 96(SP)
 
-pv4_block_13:
+pv4_block_19:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv4_next_13
+	JL      pv4_next_19
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -55439,9 +57749,9 @@ pv4_block_13:
 	ADDQ    DX, SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_13
+	JZ      pv4_merge_19
 
-pv4_row_13:
+pv4_row_19:
 	VMOVUPS      (SI), Z16
 	VMOVUPS      64(SI), Z17
 	VMOVUPS      128(SI), Z18
@@ -55467,7 +57777,7 @@ pv4_row_13:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_250
+	JAE          pf_skip_272
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -55502,9 +57812,9 @@ pv4_row_13:
 pf_row_115:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_250
+	JAE        pf_skip_272
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_250
+	JAE        pf_skip_272
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -55539,13 +57849,13 @@ pf_row_115:
 pf_row_116:
 	ADDQ stride+96(FP), R9
 
-pf_skip_250:
+pf_skip_272:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_13
+	JNZ  pv4_row_19
 
-pv4_merge_13:
+pv4_merge_19:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -55567,15 +57877,15 @@ pv4_merge_13:
 	VMOVUPS Z14, 128(BX)(DX*1)
 	VMOVUPS Z15, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 96(SP)
-	JMP     pv4_block_13
+	JMP     pv4_block_19
 
-pv4_next_13:
-pv4_block_14:
+pv4_next_19:
+pv4_block_20:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv4_next_14
+	JL      pv4_next_20
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -55593,9 +57903,9 @@ pv4_block_14:
 	ADDQ    DX, SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_14
+	JZ      pv4_merge_20
 
-pv4_row_14:
+pv4_row_20:
 	VMOVUPS      (SI), Z8
 	VMOVUPS      64(SI), Z9
 	VBROADCASTSS (BX), Z10
@@ -55611,7 +57921,7 @@ pv4_row_14:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_251
+	JAE          pf_skip_273
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -55646,9 +57956,9 @@ pv4_row_14:
 pf_row_117:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_251
+	JAE        pf_skip_273
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_251
+	JAE        pf_skip_273
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -55683,13 +57993,13 @@ pf_row_117:
 pf_row_118:
 	ADDQ stride+96(FP), R9
 
-pf_skip_251:
+pf_skip_273:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_14
+	JNZ  pv4_row_20
 
-pv4_merge_14:
+pv4_merge_20:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -55703,15 +58013,15 @@ pv4_merge_14:
 	VMOVUPS Z6, (BX)(DX*1)
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 96(SP)
-	JMP     pv4_block_14
+	JMP     pv4_block_20
 
-pv4_next_14:
-pv4_block_15:
+pv4_next_20:
+pv4_block_21:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv4_next_15
+	JL      pv4_next_21
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -55725,9 +58035,9 @@ pv4_block_15:
 	ADDQ    DX, SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_15
+	JZ      pv4_merge_21
 
-pv4_row_15:
+pv4_row_21:
 	VMOVUPS      (SI), Z4
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -55738,7 +58048,7 @@ pv4_row_15:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_252
+	JAE          pf_skip_274
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -55773,9 +58083,9 @@ pv4_row_15:
 pf_row_119:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_252
+	JAE        pf_skip_274
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_252
+	JAE        pf_skip_274
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -55810,13 +58120,13 @@ pf_row_119:
 pf_row_120:
 	ADDQ stride+96(FP), R9
 
-pf_skip_252:
+pf_skip_274:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_15
+	JNZ  pv4_row_21
 
-pv4_merge_15:
+pv4_merge_21:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -55826,21 +58136,21 @@ pv4_merge_15:
 	MOVQ    64(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 96(SP)
-	JMP     pv4_block_15
+	JMP     pv4_block_21
 
-pv4_next_15:
+pv4_next_21:
 	MOVQ R9, 216(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_31
+	JMP  pv_35
 
-pv_done_31:
+pv_done_35:
 pv_noquads_5:
-pv_32:
+pv_36:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_32
+	JGE   pv_done_36
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -55926,7 +58236,7 @@ pv2_single_39:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_253
+	JAE          pf_skip_275
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -55961,9 +58271,9 @@ pv2_single_39:
 pf_row_121:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_253
+	JAE        pf_skip_275
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_253
+	JAE        pf_skip_275
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -55998,7 +58308,7 @@ pf_row_121:
 pf_row_122:
 	ADDQ stride+96(FP), R10
 
-pf_skip_253:
+pf_skip_275:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -56088,7 +58398,7 @@ pv2_pair_40:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_254
+	JAE          pf_skip_276
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -56123,9 +58433,9 @@ pv2_pair_40:
 pf_row_123:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_254
+	JAE        pf_skip_276
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_254
+	JAE        pf_skip_276
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -56160,7 +58470,7 @@ pf_row_123:
 pf_row_124:
 	ADDQ stride+96(FP), R10
 
-pf_skip_254:
+pf_skip_276:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -56253,7 +58563,7 @@ pv2_pair_41:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_255
+	JAE          pf_skip_277
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -56288,9 +58598,9 @@ pv2_pair_41:
 pf_row_125:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_255
+	JAE        pf_skip_277
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_255
+	JAE        pf_skip_277
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -56325,7 +58635,7 @@ pf_row_125:
 pf_row_126:
 	ADDQ stride+96(FP), R10
 
-pf_skip_255:
+pf_skip_277:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -56394,7 +58704,7 @@ pv2_pair_42:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_256
+	JAE          pf_skip_278
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -56429,9 +58739,9 @@ pv2_pair_42:
 pf_row_127:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_256
+	JAE        pf_skip_278
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_256
+	JAE        pf_skip_278
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -56466,7 +58776,7 @@ pf_row_127:
 pf_row_128:
 	ADDQ stride+96(FP), R10
 
-pf_skip_256:
+pf_skip_278:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -56499,14 +58809,14 @@ pv2_merge_42:
 pv2_next_42:
 	MOVQ R10, 216(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_32
+	JMP  pv_36
 
-pv_done_32:
-pv_33:
+pv_done_36:
+pv_37:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_33
+	JGE   pv_done_37
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -57048,9 +59358,9 @@ pv_merge_178:
 pv_next_178:
 first_done_7:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_33
+	JMP  pv_37
 
-pv_done_33:
+pv_done_37:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -57180,12 +59490,12 @@ tile_16:
 	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_34:
+scores_38:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_76
+	JGE     scores_done_80
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -57229,9 +59539,9 @@ scores_34:
 	VMOVSS  expconst<>+0(SB), X4
 	VMOVSS  expconst<>+0(SB), X5
 
-scores4_by4_6:
+scores4_by4_8:
 	CMPQ    56(SP), $0x04
-	JL      scores4_lone_6
+	JL      scores4_lone_8
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -57263,9 +59573,9 @@ scores4_by4_6:
 	SUBQ    $0x00000040, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores4_odd_6
+	JAE     scores4_odd_8
 
-scores4_chunk2_6:
+scores4_chunk2_8:
 	VMOVUPS     (CX)(DX*1), Z22
 	VMOVUPS     (CX)(BX*1), Z23
 	VMOVUPS     (CX)(SI*1), Z24
@@ -57291,7 +59601,7 @@ scores4_chunk2_6:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_257
+	JAE         pf_skip_279
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -57326,9 +59636,9 @@ scores4_chunk2_6:
 pf_row_129:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_257
+	JAE        pf_skip_279
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_257
+	JAE        pf_skip_279
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -57363,7 +59673,7 @@ pf_row_129:
 pf_row_130:
 	ADDQ stride+96(FP), R9
 
-pf_skip_257:
+pf_skip_279:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -57389,7 +59699,7 @@ pf_skip_257:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_258
+	JAE         pf_skip_280
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -57424,9 +59734,9 @@ pf_skip_257:
 pf_row_131:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_258
+	JAE        pf_skip_280
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_258
+	JAE        pf_skip_280
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -57461,14 +59771,14 @@ pf_row_131:
 pf_row_132:
 	ADDQ stride+96(FP), R9
 
-pf_skip_258:
+pf_skip_280:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
-	JB   scores4_chunk2_6
+	JB   scores4_chunk2_8
 
-scores4_odd_6:
+scores4_odd_8:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_chunks_6
+	JAE         scores4_chunks_8
 	VMOVUPS     (CX)(DX*1), Z22
 	VMOVUPS     (CX)(BX*1), Z23
 	VMOVUPS     (CX)(SI*1), Z24
@@ -57494,7 +59804,7 @@ scores4_odd_6:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_259
+	JAE         pf_skip_281
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
@@ -57529,9 +59839,9 @@ scores4_odd_6:
 pf_row_133:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_259
+	JAE        pf_skip_281
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_259
+	JAE        pf_skip_281
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
@@ -57566,8 +59876,8 @@ pf_row_133:
 pf_row_134:
 	ADDQ stride+96(FP), R9
 
-pf_skip_259:
-scores4_chunks_6:
+pf_skip_281:
+scores4_chunks_8:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
 	VSHUFF32X4   $0xee, Z7, Z6, Z6
@@ -57641,12 +59951,12 @@ scores4_chunks_6:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores4_by4_6
+	JMP          scores4_by4_8
 
-scores4_lone_6:
-scores4_by1_6:
+scores4_lone_8:
+scores4_by1_8:
 	CMPQ    56(SP), $0x00
-	JE      scores4_done_6
+	JE      scores4_done_8
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -57664,7 +59974,7 @@ scores4_by1_6:
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
-scores4_chunk1_6:
+scores4_chunk1_8:
 	VMOVUPS       (AX), Z10
 	VFMADD231PS   (AX)(CX*1), Z10, Z6
 	VFMADD231PS   (AX)(DX*1), Z10, Z7
@@ -57672,7 +59982,7 @@ scores4_chunk1_6:
 	VFMADD231PS   (AX)(SI*1), Z10, Z9
 	ADDQ          $0x00000040, AX
 	CMPQ          AX, 40(SP)
-	JB            scores4_chunk1_6
+	JB            scores4_chunk1_8
 	VEXTRACTF64X4 $0x01, Z6, Y10
 	VADDPS        Y10, Y6, Y10
 	VEXTRACTF32X4 $0x01, Y10, X6
@@ -57729,9 +60039,9 @@ scores4_chunk1_6:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores4_by1_6
+	JMP           scores4_by1_8
 
-scores4_done_6:
+scores4_done_8:
 	VEXTRACTF128 $0x01, Y0, X6
 	VMOVHLPS     X0, X0, X7
 	VMAXPS       X7, X0, X0
@@ -57765,15 +60075,15 @@ scores4_done_6:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_34
+	JMP          scores_38
 
-scores_done_76:
-scores_35:
+scores_done_80:
+scores_39:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_77
+	JGE     scores_done_81
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -57869,7 +60179,7 @@ scores2_8_chunk2_6:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_260
+	JAE         pf_skip_282
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
@@ -57904,9 +60214,9 @@ scores2_8_chunk2_6:
 pf_row_135:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_260
+	JAE        pf_skip_282
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_260
+	JAE        pf_skip_282
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
@@ -57941,7 +60251,7 @@ pf_row_135:
 pf_row_136:
 	ADDQ stride+96(FP), R9
 
-pf_skip_260:
+pf_skip_282:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -57969,7 +60279,7 @@ pf_skip_260:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_261
+	JAE         pf_skip_283
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
@@ -58004,9 +60314,9 @@ pf_skip_260:
 pf_row_137:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_261
+	JAE        pf_skip_283
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_261
+	JAE        pf_skip_283
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
@@ -58041,7 +60351,7 @@ pf_row_137:
 pf_row_138:
 	ADDQ stride+96(FP), R9
 
-pf_skip_261:
+pf_skip_283:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -58077,7 +60387,7 @@ scores2_8_odd_6:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_262
+	JAE         pf_skip_284
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
@@ -58112,9 +60422,9 @@ scores2_8_odd_6:
 pf_row_139:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_262
+	JAE        pf_skip_284
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_262
+	JAE        pf_skip_284
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
@@ -58149,7 +60459,7 @@ pf_row_139:
 pf_row_140:
 	ADDQ stride+96(FP), R9
 
-pf_skip_262:
+pf_skip_284:
 scores2_8_chunks_6:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -58299,14 +60609,14 @@ scores2_done_12:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_35
+	JMP           scores_39
 
-scores_done_77:
-scores_36:
+scores_done_81:
+scores_40:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_78
+	JGE     scores_done_82
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -58365,7 +60675,7 @@ scores_by8_43:
 	VFMADD231PS 384(R9), Z16, Z2
 	VFMADD231PS 448(R9), Z17, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_263
+	JAE         pf_skip_285
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -58400,9 +60710,9 @@ scores_by8_43:
 pf_row_141:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_263
+	JAE        pf_skip_285
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_263
+	JAE        pf_skip_285
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -58437,7 +60747,7 @@ pf_row_141:
 pf_row_142:
 	ADDQ stride+96(FP), DI
 
-pf_skip_263:
+pf_skip_285:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
@@ -58447,7 +60757,7 @@ pf_skip_263:
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_264
+	JAE         pf_skip_286
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -58482,9 +60792,9 @@ pf_skip_263:
 pf_row_143:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_264
+	JAE        pf_skip_286
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_264
+	JAE        pf_skip_286
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -58519,7 +60829,7 @@ pf_row_143:
 pf_row_144:
 	ADDQ stride+96(FP), DI
 
-pf_skip_264:
+pf_skip_286:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -58529,7 +60839,7 @@ pf_skip_264:
 	VFMADD231PS 384(R9)(SI*2), Z16, Z4
 	VFMADD231PS 448(R9)(SI*2), Z17, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_265
+	JAE         pf_skip_287
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -58564,9 +60874,9 @@ pf_skip_264:
 pf_row_145:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_265
+	JAE        pf_skip_287
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_265
+	JAE        pf_skip_287
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -58601,7 +60911,7 @@ pf_row_145:
 pf_row_146:
 	ADDQ stride+96(FP), DI
 
-pf_skip_265:
+pf_skip_287:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
@@ -58611,7 +60921,7 @@ pf_skip_265:
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_266
+	JAE         pf_skip_288
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -58646,9 +60956,9 @@ pf_skip_265:
 pf_row_147:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_266
+	JAE        pf_skip_288
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_266
+	JAE        pf_skip_288
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -58683,7 +60993,7 @@ pf_row_147:
 pf_row_148:
 	ADDQ stride+96(FP), DI
 
-pf_skip_266:
+pf_skip_288:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -58693,7 +61003,7 @@ pf_skip_266:
 	VFMADD231PS 384(R10), Z16, Z6
 	VFMADD231PS 448(R10), Z17, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_267
+	JAE         pf_skip_289
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -58728,9 +61038,9 @@ pf_skip_266:
 pf_row_149:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_267
+	JAE        pf_skip_289
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_267
+	JAE        pf_skip_289
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -58765,7 +61075,7 @@ pf_row_149:
 pf_row_150:
 	ADDQ stride+96(FP), DI
 
-pf_skip_267:
+pf_skip_289:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
@@ -58775,7 +61085,7 @@ pf_skip_267:
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_268
+	JAE         pf_skip_290
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -58810,9 +61120,9 @@ pf_skip_267:
 pf_row_151:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_268
+	JAE        pf_skip_290
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_268
+	JAE        pf_skip_290
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -58847,7 +61157,7 @@ pf_row_151:
 pf_row_152:
 	ADDQ stride+96(FP), DI
 
-pf_skip_268:
+pf_skip_290:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -58857,7 +61167,7 @@ pf_skip_268:
 	VFMADD231PS 384(R10)(SI*2), Z16, Z8
 	VFMADD231PS 448(R10)(SI*2), Z17, Z8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_269
+	JAE         pf_skip_291
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -58892,9 +61202,9 @@ pf_skip_268:
 pf_row_153:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_269
+	JAE        pf_skip_291
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_269
+	JAE        pf_skip_291
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -58929,7 +61239,7 @@ pf_row_153:
 pf_row_154:
 	ADDQ stride+96(FP), DI
 
-pf_skip_269:
+pf_skip_291:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
@@ -58939,7 +61249,7 @@ pf_skip_269:
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_270
+	JAE         pf_skip_292
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -58974,9 +61284,9 @@ pf_skip_269:
 pf_row_155:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_270
+	JAE        pf_skip_292
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_270
+	JAE        pf_skip_292
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -59011,7 +61321,7 @@ pf_row_155:
 pf_row_156:
 	ADDQ stride+96(FP), DI
 
-pf_skip_270:
+pf_skip_292:
 	JMP scores_reduce_43
 
 scores_seq_no_37:
@@ -59026,7 +61336,7 @@ scores_seq_no_37:
 	VFMADD231PS 128(R9), Z12, Z2
 	VFMADD231PS 192(R9), Z13, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_271
+	JAE         pf_skip_293
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -59061,9 +61371,9 @@ scores_seq_no_37:
 pf_row_157:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_271
+	JAE        pf_skip_293
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_271
+	JAE        pf_skip_293
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -59098,13 +61408,13 @@ pf_row_157:
 pf_row_158:
 	ADDQ stride+96(FP), DI
 
-pf_skip_271:
+pf_skip_293:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_272
+	JAE         pf_skip_294
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -59139,9 +61449,9 @@ pf_skip_271:
 pf_row_159:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_272
+	JAE        pf_skip_294
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_272
+	JAE        pf_skip_294
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -59176,13 +61486,13 @@ pf_row_159:
 pf_row_160:
 	ADDQ stride+96(FP), DI
 
-pf_skip_272:
+pf_skip_294:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
 	VFMADD231PS 192(R9)(SI*2), Z13, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_273
+	JAE         pf_skip_295
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -59217,9 +61527,9 @@ pf_skip_272:
 pf_row_161:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_273
+	JAE        pf_skip_295
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_273
+	JAE        pf_skip_295
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -59254,13 +61564,13 @@ pf_row_161:
 pf_row_162:
 	ADDQ stride+96(FP), DI
 
-pf_skip_273:
+pf_skip_295:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_274
+	JAE         pf_skip_296
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -59295,9 +61605,9 @@ pf_skip_273:
 pf_row_163:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_274
+	JAE        pf_skip_296
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_274
+	JAE        pf_skip_296
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -59332,13 +61642,13 @@ pf_row_163:
 pf_row_164:
 	ADDQ stride+96(FP), DI
 
-pf_skip_274:
+pf_skip_296:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
 	VFMADD231PS 192(R10), Z13, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_275
+	JAE         pf_skip_297
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -59373,9 +61683,9 @@ pf_skip_274:
 pf_row_165:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_275
+	JAE        pf_skip_297
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_275
+	JAE        pf_skip_297
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -59410,13 +61720,13 @@ pf_row_165:
 pf_row_166:
 	ADDQ stride+96(FP), DI
 
-pf_skip_275:
+pf_skip_297:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_276
+	JAE         pf_skip_298
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -59451,9 +61761,9 @@ pf_skip_275:
 pf_row_167:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_276
+	JAE        pf_skip_298
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_276
+	JAE        pf_skip_298
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -59488,13 +61798,13 @@ pf_row_167:
 pf_row_168:
 	ADDQ stride+96(FP), DI
 
-pf_skip_276:
+pf_skip_298:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
 	VFMADD231PS 192(R10)(SI*2), Z13, Z8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_277
+	JAE         pf_skip_299
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -59529,9 +61839,9 @@ pf_skip_276:
 pf_row_169:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_277
+	JAE        pf_skip_299
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_277
+	JAE        pf_skip_299
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -59566,13 +61876,13 @@ pf_row_169:
 pf_row_170:
 	ADDQ stride+96(FP), DI
 
-pf_skip_277:
+pf_skip_299:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_278
+	JAE         pf_skip_300
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -59607,9 +61917,9 @@ pf_skip_277:
 pf_row_171:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_278
+	JAE        pf_skip_300
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_278
+	JAE        pf_skip_300
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -59644,7 +61954,7 @@ pf_row_171:
 pf_row_172:
 	ADDQ stride+96(FP), DI
 
-pf_skip_278:
+pf_skip_300:
 	JMP scores_reduce_43
 
 scores_seq_no_38:
@@ -59662,7 +61972,7 @@ scores_pairs_47:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_279
+	JAE         pf_skip_301
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        232(SP), R13
@@ -59697,9 +62007,9 @@ scores_pairs_47:
 pf_row_173:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_279
+	JAE        pf_skip_301
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_279
+	JAE        pf_skip_301
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
@@ -59734,7 +62044,7 @@ pf_row_173:
 pf_row_174:
 	ADDQ stride+96(FP), DI
 
-pf_skip_279:
+pf_skip_301:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -59803,7 +62113,7 @@ scores_reduce_43:
 
 scores_by1_43:
 	TESTQ   BX, BX
-	JZ      scores_done_79
+	JZ      scores_done_83
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    232(SP), R12
@@ -59833,7 +62143,7 @@ scores_chunk1_43:
 	ADDQ          SI, DX
 	JMP           scores_by1_43
 
-scores_done_79:
+scores_done_83:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -60073,7 +62383,7 @@ scores_reduce_44:
 
 scores_by1_44:
 	TESTQ   BX, BX
-	JZ      scores_done_80
+	JZ      scores_done_84
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    232(SP), R11
@@ -60103,7 +62413,7 @@ scores_chunk1_44:
 	ADDQ          SI, DX
 	JMP           scores_by1_44
 
-scores_done_80:
+scores_done_84:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -60120,9 +62430,9 @@ scores_done_80:
 
 scores_first_done_8:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_36
+	JMP  scores_40
 
-scores_done_78:
+scores_done_82:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_31:
@@ -60567,12 +62877,12 @@ softmax_done_32:
 	CMPQ 232(SP), $0x00000100
 	JA   pv_noquads_6
 
-pv_34:
+pv_38:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_34
+	JGE   pv_done_38
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -60604,12 +62914,12 @@ pv_34:
 	MOVQ  SI, 88(SP)
 	MOVQ  $0x00000000, 96(SP)
 
-pv4_block_16:
+pv4_block_22:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv4_next_16
+	JL      pv4_next_22
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -60635,9 +62945,9 @@ pv4_block_16:
 	ADDQ    DX, SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_16
+	JZ      pv4_merge_22
 
-pv4_row_16:
+pv4_row_22:
 	VMOVUPS      (SI), Z16
 	VMOVUPS      64(SI), Z17
 	VMOVUPS      128(SI), Z18
@@ -60663,7 +62973,7 @@ pv4_row_16:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_280
+	JAE          pf_skip_302
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -60698,9 +63008,9 @@ pv4_row_16:
 pf_row_175:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_280
+	JAE        pf_skip_302
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_280
+	JAE        pf_skip_302
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -60735,13 +63045,13 @@ pf_row_175:
 pf_row_176:
 	ADDQ stride+96(FP), R9
 
-pf_skip_280:
+pf_skip_302:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_16
+	JNZ  pv4_row_22
 
-pv4_merge_16:
+pv4_merge_22:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -60763,15 +63073,15 @@ pv4_merge_16:
 	VMOVUPS Z14, 128(BX)(DX*1)
 	VMOVUPS Z15, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 96(SP)
-	JMP     pv4_block_16
+	JMP     pv4_block_22
 
-pv4_next_16:
-pv4_block_17:
+pv4_next_22:
+pv4_block_23:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv4_next_17
+	JL      pv4_next_23
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -60789,9 +63099,9 @@ pv4_block_17:
 	ADDQ    DX, SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_17
+	JZ      pv4_merge_23
 
-pv4_row_17:
+pv4_row_23:
 	VMOVUPS      (SI), Z8
 	VMOVUPS      64(SI), Z9
 	VBROADCASTSS (BX), Z10
@@ -60807,7 +63117,7 @@ pv4_row_17:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_281
+	JAE          pf_skip_303
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -60842,9 +63152,9 @@ pv4_row_17:
 pf_row_177:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_281
+	JAE        pf_skip_303
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_281
+	JAE        pf_skip_303
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -60879,13 +63189,13 @@ pf_row_177:
 pf_row_178:
 	ADDQ stride+96(FP), R9
 
-pf_skip_281:
+pf_skip_303:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_17
+	JNZ  pv4_row_23
 
-pv4_merge_17:
+pv4_merge_23:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -60899,15 +63209,15 @@ pv4_merge_17:
 	VMOVUPS Z6, (BX)(DX*1)
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 96(SP)
-	JMP     pv4_block_17
+	JMP     pv4_block_23
 
-pv4_next_17:
-pv4_block_18:
+pv4_next_23:
+pv4_block_24:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv4_next_18
+	JL      pv4_next_24
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -60921,9 +63231,9 @@ pv4_block_18:
 	ADDQ    DX, SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_18
+	JZ      pv4_merge_24
 
-pv4_row_18:
+pv4_row_24:
 	VMOVUPS      (SI), Z4
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -60934,7 +63244,7 @@ pv4_row_18:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_282
+	JAE          pf_skip_304
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -60969,9 +63279,9 @@ pv4_row_18:
 pf_row_179:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_282
+	JAE        pf_skip_304
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_282
+	JAE        pf_skip_304
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -61006,13 +63316,13 @@ pf_row_179:
 pf_row_180:
 	ADDQ stride+96(FP), R9
 
-pf_skip_282:
+pf_skip_304:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_18
+	JNZ  pv4_row_24
 
-pv4_merge_18:
+pv4_merge_24:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -61022,21 +63332,21 @@ pv4_merge_18:
 	MOVQ    64(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 96(SP)
-	JMP     pv4_block_18
+	JMP     pv4_block_24
 
-pv4_next_18:
+pv4_next_24:
 	MOVQ R9, 216(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_34
+	JMP  pv_38
 
-pv_done_34:
+pv_done_38:
 pv_noquads_6:
-pv_35:
+pv_39:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_35
+	JGE   pv_done_39
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -61122,7 +63432,7 @@ pv2_single_43:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_283
+	JAE          pf_skip_305
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -61157,9 +63467,9 @@ pv2_single_43:
 pf_row_181:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_283
+	JAE        pf_skip_305
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_283
+	JAE        pf_skip_305
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -61194,7 +63504,7 @@ pf_row_181:
 pf_row_182:
 	ADDQ stride+96(FP), R10
 
-pf_skip_283:
+pf_skip_305:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -61284,7 +63594,7 @@ pv2_pair_44:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_284
+	JAE          pf_skip_306
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -61319,9 +63629,9 @@ pv2_pair_44:
 pf_row_183:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_284
+	JAE        pf_skip_306
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_284
+	JAE        pf_skip_306
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -61356,7 +63666,7 @@ pf_row_183:
 pf_row_184:
 	ADDQ stride+96(FP), R10
 
-pf_skip_284:
+pf_skip_306:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -61449,7 +63759,7 @@ pv2_pair_45:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_285
+	JAE          pf_skip_307
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -61484,9 +63794,9 @@ pv2_pair_45:
 pf_row_185:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_285
+	JAE        pf_skip_307
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_285
+	JAE        pf_skip_307
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -61521,7 +63831,7 @@ pf_row_185:
 pf_row_186:
 	ADDQ stride+96(FP), R10
 
-pf_skip_285:
+pf_skip_307:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -61590,7 +63900,7 @@ pv2_pair_46:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_286
+	JAE          pf_skip_308
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -61625,9 +63935,9 @@ pv2_pair_46:
 pf_row_187:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_286
+	JAE        pf_skip_308
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_286
+	JAE        pf_skip_308
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -61662,7 +63972,7 @@ pf_row_187:
 pf_row_188:
 	ADDQ stride+96(FP), R10
 
-pf_skip_286:
+pf_skip_308:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -61695,14 +64005,14 @@ pv2_merge_46:
 pv2_next_46:
 	MOVQ R10, 216(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_35
+	JMP  pv_39
 
-pv_done_35:
-pv_36:
+pv_done_39:
+pv_40:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_36
+	JGE   pv_done_40
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -62244,9 +64554,9 @@ pv_merge_186:
 pv_next_186:
 first_done_8:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_36
+	JMP  pv_40
 
-pv_done_36:
+pv_done_40:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -62377,13 +64687,515 @@ tile_17:
 	MOVQ    $0x00000001, 216(SP)
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
+	MOVQ    mode+104(FP), AX
+	TESTQ   $0x00000002, AX
+	JZ      scores_nowide_5
 
-scores_37:
+scores_41:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_85
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    200(SP), R9
+	MOVQ    216(SP), R10
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+
+scoresw_by2_5:
+	CMPQ   56(SP), $0x02
+	JL     scoresw_lone_5
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
+	LEAQ   (AX)(AX*2), BX
+	MOVQ   248(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	SUBQ   $0x00000010, SI
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
+	JAE    scoresw_odd_5
+
+scoresw_chunk2_5:
+	VCVTPH2PS   (CX), Y13
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VMOVUPS     (DX), Y15
+	VFMADD231PS Y13, Y15, Y5
+	VFMADD231PS Y14, Y15, Y6
+	VMOVUPS     (DX)(AX*1), Y15
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (DX)(AX*2), Y15
+	VFMADD231PS Y13, Y15, Y9
+	VFMADD231PS Y14, Y15, Y10
+	VMOVUPS     (DX)(BX*1), Y15
+	VFMADD231PS Y13, Y15, Y11
+	VFMADD231PS Y14, Y15, Y12
+	DECQ        R10
+	JNZ         pf_skip_309
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_309
+	MOVQ        R9, SI
+	ANDQ        $0x0000003f, SI
+	ADDQ        248(SP), SI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        SI, $0x00000080
+	JBE         pf_row_189
+	PREFETCHT1  128(R9)
+	CMPQ        SI, $0x000000c0
+	JBE         pf_row_189
+	PREFETCHT1  192(R9)
+	CMPQ        SI, $0x00000100
+	JBE         pf_row_189
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        SI, $0x00000200
+	JBE         pf_row_189
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        SI, $0x00000400
+	JBE         pf_row_189
+	PREFETCHT1  1024(R9)
+
+pf_row_189:
+	ADDQ       stride+96(FP), R9
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_309
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_309
+	MOVQ       R9, SI
+	ANDQ       $0x0000003f, SI
+	ADDQ       248(SP), SI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       SI, $0x00000080
+	JBE        pf_row_190
+	PREFETCHT1 128(R9)
+	CMPQ       SI, $0x000000c0
+	JBE        pf_row_190
+	PREFETCHT1 192(R9)
+	CMPQ       SI, $0x00000100
+	JBE        pf_row_190
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       SI, $0x00000200
+	JBE        pf_row_190
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       SI, $0x00000400
+	JBE        pf_row_190
+	PREFETCHT1 1024(R9)
+
+pf_row_190:
+	ADDQ stride+96(FP), R9
+
+pf_skip_309:
+	VCVTPH2PS   16(CX), Y13
+	VCVTPH2PS   16(CX)(R8*1), Y14
+	VMOVUPS     32(DX), Y15
+	VFMADD231PS Y13, Y15, Y5
+	VFMADD231PS Y14, Y15, Y6
+	VMOVUPS     32(DX)(AX*1), Y15
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     32(DX)(AX*2), Y15
+	VFMADD231PS Y13, Y15, Y9
+	VFMADD231PS Y14, Y15, Y10
+	VMOVUPS     32(DX)(BX*1), Y15
+	VFMADD231PS Y13, Y15, Y11
+	VFMADD231PS Y14, Y15, Y12
+	DECQ        R10
+	JNZ         pf_skip_310
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_310
+	MOVQ        R9, SI
+	ANDQ        $0x0000003f, SI
+	ADDQ        248(SP), SI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        SI, $0x00000080
+	JBE         pf_row_191
+	PREFETCHT1  128(R9)
+	CMPQ        SI, $0x000000c0
+	JBE         pf_row_191
+	PREFETCHT1  192(R9)
+	CMPQ        SI, $0x00000100
+	JBE         pf_row_191
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        SI, $0x00000200
+	JBE         pf_row_191
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        SI, $0x00000400
+	JBE         pf_row_191
+	PREFETCHT1  1024(R9)
+
+pf_row_191:
+	ADDQ       stride+96(FP), R9
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_310
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_310
+	MOVQ       R9, SI
+	ANDQ       $0x0000003f, SI
+	ADDQ       248(SP), SI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       SI, $0x00000080
+	JBE        pf_row_192
+	PREFETCHT1 128(R9)
+	CMPQ       SI, $0x000000c0
+	JBE        pf_row_192
+	PREFETCHT1 192(R9)
+	CMPQ       SI, $0x00000100
+	JBE        pf_row_192
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       SI, $0x00000200
+	JBE        pf_row_192
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       SI, $0x00000400
+	JBE        pf_row_192
+	PREFETCHT1 1024(R9)
+
+pf_row_192:
+	ADDQ stride+96(FP), R9
+
+pf_skip_310:
+	ADDQ $0x00000020, CX
+	ADDQ $0x00000040, DX
+	CMPQ CX, 48(SP)
+	JB   scoresw_chunk2_5
+
+scoresw_odd_5:
+	CMPQ        CX, 40(SP)
+	JAE         scoresw_chunks_5
+	VCVTPH2PS   (CX), Y13
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VMOVUPS     (DX), Y15
+	VFMADD231PS Y13, Y15, Y5
+	VFMADD231PS Y14, Y15, Y6
+	VMOVUPS     (DX)(AX*1), Y15
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (DX)(AX*2), Y15
+	VFMADD231PS Y13, Y15, Y9
+	VFMADD231PS Y14, Y15, Y10
+	VMOVUPS     (DX)(BX*1), Y15
+	VFMADD231PS Y13, Y15, Y11
+	VFMADD231PS Y14, Y15, Y12
+	DECQ        R10
+	JNZ         pf_skip_311
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_311
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        248(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_193
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_193
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_193
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_193
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_193
+	PREFETCHT1  1024(R9)
+
+pf_row_193:
+	ADDQ       stride+96(FP), R9
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_311
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_311
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       248(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_194
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_194
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_194
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_194
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_194
+	PREFETCHT1 1024(R9)
+
+pf_row_194:
+	ADDQ stride+96(FP), R9
+
+pf_skip_311:
+scoresw_chunks_5:
+	VBROADCASTSS scale+64(FP), Y13
+	MOVQ         104(SP), CX
+	LEAQ         (DI)(DI*2), DX
+	VHADDPS      Y6, Y5, Y5
+	VHADDPS      Y8, Y7, Y6
+	VHADDPS      Y10, Y9, Y7
+	VHADDPS      Y12, Y11, Y8
+	VHADDPS      Y6, Y5, Y5
+	VHADDPS      Y8, Y7, Y6
+	VPERM2F128   $0x20, Y6, Y5, Y7
+	VPERM2F128   $0x31, Y6, Y5, Y5
+	VADDPS       Y5, Y7, Y7
+	VMULPS       Y13, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	VEXTRACTF128 $0x01, Y7, X5
+	VMOVLPS      X7, (CX)
+	VMOVHPS      X7, (CX)(DI*1)
+	VMOVLPS      X5, (CX)(DI*2)
+	VMOVHPS      X5, (CX)(DX*1)
+	ADDQ         $0x00000008, 104(SP)
+	SUBQ         $0x02, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*2), CX
+	MOVQ         CX, 64(SP)
+	JMP          scoresw_by2_5
+
+scoresw_lone_5:
+	MOVQ 104(SP), AX
+	ADDQ DI, AX
+	MOVQ AX, 112(SP)
+	ADDQ DI, AX
+	MOVQ AX, 120(SP)
+	ADDQ DI, AX
+	MOVQ AX, 128(SP)
+
+scoresw_by1_5:
+	CMPQ   56(SP), $0x00
+	JE     scoresw_done_5
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   64(SP), AX
+	MOVQ   72(SP), CX
+	SUBQ   AX, CX
+	SUBQ   AX, CX
+	MOVQ   80(SP), DX
+	SUBQ   AX, DX
+	SUBQ   AX, DX
+	MOVQ   88(SP), BX
+	SUBQ   AX, BX
+	SUBQ   AX, BX
+	MOVQ   96(SP), SI
+	SUBQ   AX, SI
+	SUBQ   AX, SI
+	MOVQ   248(SP), DI
+	ADDQ   AX, DI
+	MOVQ   DI, 40(SP)
+
+scoresw_chunk1_5:
+	VCVTPH2PS    (AX), Y9
+	VFMADD231PS  (CX)(AX*2), Y9, Y5
+	VFMADD231PS  (DX)(AX*2), Y9, Y6
+	VFMADD231PS  (BX)(AX*2), Y9, Y7
+	VFMADD231PS  (SI)(AX*2), Y9, Y8
+	ADDQ         $0x00000010, AX
+	CMPQ         AX, 40(SP)
+	JB           scoresw_chunk1_5
+	VEXTRACTF128 $0x01, Y5, X9
+	VADDPS       X5, X9, X9
+	VMOVHLPS     X9, X9, X5
+	VADDPS       X5, X9, X9
+	VMOVSHDUP    X9, X5
+	VADDPS       X5, X9, X9
+	VMULSS       scale+64(FP), X9, X9
+	VMAXSS       X9, X1, X1
+	MOVQ         104(SP), AX
+	VMOVSS       X9, (AX)
+	ADDQ         $0x00000004, 104(SP)
+	VEXTRACTF128 $0x01, Y6, X5
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDPS       X6, X5, X5
+	VMULSS       scale+64(FP), X5, X5
+	VMAXSS       X5, X2, X2
+	MOVQ         112(SP), AX
+	VMOVSS       X5, (AX)
+	ADDQ         $0x00000004, 112(SP)
+	VEXTRACTF128 $0x01, Y7, X5
+	VADDPS       X7, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDPS       X6, X5, X5
+	VMULSS       scale+64(FP), X5, X5
+	VMAXSS       X5, X3, X3
+	MOVQ         120(SP), AX
+	VMOVSS       X5, (AX)
+	ADDQ         $0x00000004, 120(SP)
+	VEXTRACTF128 $0x01, Y8, X5
+	VADDPS       X8, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDPS       X6, X5, X5
+	VMULSS       scale+64(FP), X5, X5
+	VMAXSS       X5, X4, X4
+	MOVQ         128(SP), AX
+	VMOVSS       X5, (AX)
+	ADDQ         $0x00000004, 128(SP)
+	SUBQ         $0x01, 56(SP)
+	MOVQ         64(SP), AX
+	ADDQ         R8, AX
+	MOVQ         AX, 64(SP)
+	JMP          scoresw_by1_5
+
+scoresw_done_5:
+	VPERMILPS    $0xb1, Y0, Y5
+	VMAXPS       Y5, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X5
+	VMOVAPS      X0, X6
+	VMAXSS       X1, X6, X6
+	VMOVHLPS     X0, X0, X0
+	VMAXSS       X2, X0, X0
+	VMOVAPS      X5, X1
+	VMAXSS       X3, X1, X1
+	VMOVHLPS     X5, X5, X2
+	VMAXSS       X4, X2, X2
+	MOVQ         R9, 200(SP)
+	MOVQ         R10, 216(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X6, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X1, 8(AX)(CX*4)
+	VMOVSS       X2, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_41
+
+scores_done_85:
+scores_nowide_5:
+scores_42:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_81
+	JGE     scores_done_86
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -62476,29 +65288,29 @@ scores2_6_chunk2_3:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_287
+	JNZ         pf_skip_312
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_287
+	JAE         pf_skip_312
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        248(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_189
+	JBE         pf_row_195
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_189
+	JBE         pf_row_195
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_189
+	JBE         pf_row_195
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_189
+	JBE         pf_row_195
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -62508,34 +65320,34 @@ scores2_6_chunk2_3:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_189
+	JBE         pf_row_195
 	PREFETCHT1  1024(R9)
 
-pf_row_189:
+pf_row_195:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_287
+	JAE        pf_skip_312
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_287
+	JAE        pf_skip_312
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       248(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_190
+	JBE        pf_row_196
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_190
+	JBE        pf_row_196
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_190
+	JBE        pf_row_196
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_190
+	JBE        pf_row_196
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -62545,13 +65357,13 @@ pf_row_189:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_190
+	JBE        pf_row_196
 	PREFETCHT1 1024(R9)
 
-pf_row_190:
+pf_row_196:
 	ADDQ stride+96(FP), R9
 
-pf_skip_287:
+pf_skip_312:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -62573,29 +65385,29 @@ pf_skip_287:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_288
+	JNZ         pf_skip_313
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_288
+	JAE         pf_skip_313
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        248(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_191
+	JBE         pf_row_197
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_191
+	JBE         pf_row_197
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_191
+	JBE         pf_row_197
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_191
+	JBE         pf_row_197
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -62605,34 +65417,34 @@ pf_skip_287:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_191
+	JBE         pf_row_197
 	PREFETCHT1  1024(R9)
 
-pf_row_191:
+pf_row_197:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_288
+	JAE        pf_skip_313
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_288
+	JAE        pf_skip_313
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       248(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_192
+	JBE        pf_row_198
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_192
+	JBE        pf_row_198
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_192
+	JBE        pf_row_198
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_192
+	JBE        pf_row_198
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -62642,13 +65454,13 @@ pf_row_191:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_192
+	JBE        pf_row_198
 	PREFETCHT1 1024(R9)
 
-pf_row_192:
+pf_row_198:
 	ADDQ stride+96(FP), R9
 
-pf_skip_288:
+pf_skip_313:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -62678,29 +65490,29 @@ scores2_6_odd_3:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_289
+	JNZ         pf_skip_314
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_289
+	JAE         pf_skip_314
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_193
+	JBE         pf_row_199
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_193
+	JBE         pf_row_199
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_193
+	JBE         pf_row_199
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_193
+	JBE         pf_row_199
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -62710,34 +65522,34 @@ scores2_6_odd_3:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_193
+	JBE         pf_row_199
 	PREFETCHT1  1024(R9)
 
-pf_row_193:
+pf_row_199:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_289
+	JAE        pf_skip_314
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_289
+	JAE        pf_skip_314
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_194
+	JBE        pf_row_200
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_194
+	JBE        pf_row_200
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_194
+	JBE        pf_row_200
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_194
+	JBE        pf_row_200
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -62747,13 +65559,13 @@ pf_row_193:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_194
+	JBE        pf_row_200
 	PREFETCHT1 1024(R9)
 
-pf_row_194:
+pf_row_200:
 	ADDQ stride+96(FP), R9
 
-pf_skip_289:
+pf_skip_314:
 scores2_6_chunks_3:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -62843,29 +65655,29 @@ scores2_4_chunk2_7:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_290
+	JNZ         pf_skip_315
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_290
+	JAE         pf_skip_315
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_195
+	JBE         pf_row_201
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_195
+	JBE         pf_row_201
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_195
+	JBE         pf_row_201
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_195
+	JBE         pf_row_201
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -62875,34 +65687,34 @@ scores2_4_chunk2_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_195
+	JBE         pf_row_201
 	PREFETCHT1  1024(R9)
 
-pf_row_195:
+pf_row_201:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_290
+	JAE        pf_skip_315
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_290
+	JAE        pf_skip_315
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_196
+	JBE        pf_row_202
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_196
+	JBE        pf_row_202
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_196
+	JBE        pf_row_202
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_196
+	JBE        pf_row_202
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -62912,13 +65724,13 @@ pf_row_195:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_196
+	JBE        pf_row_202
 	PREFETCHT1 1024(R9)
 
-pf_row_196:
+pf_row_202:
 	ADDQ stride+96(FP), R9
 
-pf_skip_290:
+pf_skip_315:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -62934,29 +65746,29 @@ pf_skip_290:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_291
+	JNZ         pf_skip_316
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_291
+	JAE         pf_skip_316
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_197
+	JBE         pf_row_203
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_197
+	JBE         pf_row_203
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_197
+	JBE         pf_row_203
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_197
+	JBE         pf_row_203
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -62966,34 +65778,34 @@ pf_skip_290:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_197
+	JBE         pf_row_203
 	PREFETCHT1  1024(R9)
 
-pf_row_197:
+pf_row_203:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_291
+	JAE        pf_skip_316
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_291
+	JAE        pf_skip_316
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_198
+	JBE        pf_row_204
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_198
+	JBE        pf_row_204
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_198
+	JBE        pf_row_204
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_198
+	JBE        pf_row_204
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -63003,13 +65815,13 @@ pf_row_197:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_198
+	JBE        pf_row_204
 	PREFETCHT1 1024(R9)
 
-pf_row_198:
+pf_row_204:
 	ADDQ stride+96(FP), R9
 
-pf_skip_291:
+pf_skip_316:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_7
@@ -63032,29 +65844,29 @@ scores2_4_odd_7:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_292
+	JNZ         pf_skip_317
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_292
+	JAE         pf_skip_317
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_199
+	JBE         pf_row_205
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_199
+	JBE         pf_row_205
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_199
+	JBE         pf_row_205
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_199
+	JBE         pf_row_205
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -63064,34 +65876,34 @@ scores2_4_odd_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_199
+	JBE         pf_row_205
 	PREFETCHT1  1024(R9)
 
-pf_row_199:
+pf_row_205:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_292
+	JAE        pf_skip_317
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_292
+	JAE        pf_skip_317
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_200
+	JBE        pf_row_206
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_200
+	JBE        pf_row_206
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_200
+	JBE        pf_row_206
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_200
+	JBE        pf_row_206
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -63101,13 +65913,13 @@ pf_row_199:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_200
+	JBE        pf_row_206
 	PREFETCHT1 1024(R9)
 
-pf_row_200:
+pf_row_206:
 	ADDQ stride+96(FP), R9
 
-pf_skip_292:
+pf_skip_317:
 scores2_4_chunks_7:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -63217,14 +66029,14 @@ scores2_done_13:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_37
+	JMP       scores_42
 
-scores_done_81:
-scores_38:
+scores_done_86:
+scores_43:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_82
+	JGE     scores_done_87
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -63278,29 +66090,29 @@ scores_pairs_49:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_293
+	JNZ         pf_skip_318
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_293
+	JAE         pf_skip_318
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
-	JBE         pf_row_201
+	JBE         pf_row_207
 	PREFETCHT1  128(DI)
 	CMPQ        R14, $0x000000c0
-	JBE         pf_row_201
+	JBE         pf_row_207
 	PREFETCHT1  192(DI)
 	CMPQ        R14, $0x00000100
-	JBE         pf_row_201
+	JBE         pf_row_207
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R14, $0x00000200
-	JBE         pf_row_201
+	JBE         pf_row_207
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -63310,34 +66122,34 @@ scores_pairs_49:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R14, $0x00000400
-	JBE         pf_row_201
+	JBE         pf_row_207
 	PREFETCHT1  1024(DI)
 
-pf_row_201:
+pf_row_207:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_293
+	JAE        pf_skip_318
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_293
+	JAE        pf_skip_318
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_202
+	JBE        pf_row_208
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_202
+	JBE        pf_row_208
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_202
+	JBE        pf_row_208
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_202
+	JBE        pf_row_208
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -63347,13 +66159,13 @@ pf_row_201:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_202
+	JBE        pf_row_208
 	PREFETCHT1 1024(DI)
 
-pf_row_202:
+pf_row_208:
 	ADDQ stride+96(FP), DI
 
-pf_skip_293:
+pf_skip_318:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -63403,29 +66215,29 @@ scores_pairs_50:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_294
+	JNZ         pf_skip_319
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_294
+	JAE         pf_skip_319
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
-	JBE         pf_row_203
+	JBE         pf_row_209
 	PREFETCHT1  128(DI)
 	CMPQ        R14, $0x000000c0
-	JBE         pf_row_203
+	JBE         pf_row_209
 	PREFETCHT1  192(DI)
 	CMPQ        R14, $0x00000100
-	JBE         pf_row_203
+	JBE         pf_row_209
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R14, $0x00000200
-	JBE         pf_row_203
+	JBE         pf_row_209
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -63435,34 +66247,34 @@ scores_pairs_50:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R14, $0x00000400
-	JBE         pf_row_203
+	JBE         pf_row_209
 	PREFETCHT1  1024(DI)
 
-pf_row_203:
+pf_row_209:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_294
+	JAE        pf_skip_319
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_294
+	JAE        pf_skip_319
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_204
+	JBE        pf_row_210
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_204
+	JBE        pf_row_210
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_204
+	JBE        pf_row_210
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_204
+	JBE        pf_row_210
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -63472,13 +66284,13 @@ pf_row_203:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_204
+	JBE        pf_row_210
 	PREFETCHT1 1024(DI)
 
-pf_row_204:
+pf_row_210:
 	ADDQ stride+96(FP), DI
 
-pf_skip_294:
+pf_skip_319:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -63529,7 +66341,7 @@ scores_half_50:
 
 scores_by1_45:
 	TESTQ  BX, BX
-	JZ     scores_done_83
+	JZ     scores_done_88
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -63559,7 +66371,7 @@ scores_chunk1_45:
 	ADDQ         SI, DX
 	JMP          scores_by1_45
 
-scores_done_83:
+scores_done_88:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -63576,9 +66388,9 @@ scores_done_83:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_38
+	JMP          scores_43
 
-scores_done_82:
+scores_done_87:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_33:
@@ -64070,14 +66882,329 @@ exp_done_62:
 	JMP    softmax_34
 
 softmax_done_34:
-	MOVQ $0x00000000, 32(SP)
+	MOVQ  $0x00000000, 32(SP)
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000002, AX
+	JZ    pv_nowide_5
 
-pv_37:
+pv_41:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_41
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  224(SP), R9
+	MOVQ  240(SP), R10
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pvw_block_9:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pvw_next_9
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Y4
+	VMOVUPS 32(BX)(DX*1), Y5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Y6
+	VMOVUPS 32(BX)(DX*1), Y7
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pvw_merge_9
+
+pvw_row_9:
+	VCVTPH2PS    (SI), Y8
+	VCVTPH2PS    16(SI), Y9
+	VBROADCASTSS (BX), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (BX)(DI*1), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS (BX)(DI*2), Y10
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS (BX)(CX*1), Y10
+	VFMADD231PS  Y8, Y10, Y6
+	VFMADD231PS  Y9, Y10, Y7
+	DECQ         R10
+	JNZ          pf_skip_320
+	MOVQ         ng+16(FP), R10
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_320
+	MOVQ         R9, R12
+	ANDQ         $0x0000003f, R12
+	ADDQ         248(SP), R12
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R12, $0x00000080
+	JBE          pf_row_211
+	PREFETCHT1   128(R9)
+	CMPQ         R12, $0x000000c0
+	JBE          pf_row_211
+	PREFETCHT1   192(R9)
+	CMPQ         R12, $0x00000100
+	JBE          pf_row_211
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R12, $0x00000200
+	JBE          pf_row_211
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R12, $0x00000400
+	JBE          pf_row_211
+	PREFETCHT1   1024(R9)
+
+pf_row_211:
+	ADDQ       stride+96(FP), R9
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_320
+	CMPQ       R9, 232(SP)
+	JAE        pf_skip_320
+	MOVQ       R9, R12
+	ANDQ       $0x0000003f, R12
+	ADDQ       248(SP), R12
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R12, $0x00000080
+	JBE        pf_row_212
+	PREFETCHT1 128(R9)
+	CMPQ       R12, $0x000000c0
+	JBE        pf_row_212
+	PREFETCHT1 192(R9)
+	CMPQ       R12, $0x00000100
+	JBE        pf_row_212
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R12, $0x00000200
+	JBE        pf_row_212
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R12, $0x00000400
+	JBE        pf_row_212
+	PREFETCHT1 1024(R9)
+
+pf_row_212:
+	ADDQ stride+96(FP), R9
+
+pf_skip_320:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R11
+	JNZ  pvw_row_9
+
+pvw_merge_9:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pvw_block_9
+
+pvw_next_9:
+pvw_block_10:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pvw_next_10
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Y3
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pvw_merge_10
+
+pvw_row_10:
+	VCVTPH2PS    (SI), Y4
+	VBROADCASTSS (BX), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (BX)(DI*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (BX)(DI*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (BX)(CX*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	DECQ         R10
+	JNZ          pf_skip_321
+	MOVQ         ng+16(FP), R10
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_321
+	MOVQ         R9, R12
+	ANDQ         $0x0000003f, R12
+	ADDQ         248(SP), R12
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R12, $0x00000080
+	JBE          pf_row_213
+	PREFETCHT1   128(R9)
+	CMPQ         R12, $0x000000c0
+	JBE          pf_row_213
+	PREFETCHT1   192(R9)
+	CMPQ         R12, $0x00000100
+	JBE          pf_row_213
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R12, $0x00000200
+	JBE          pf_row_213
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R12, $0x00000400
+	JBE          pf_row_213
+	PREFETCHT1   1024(R9)
+
+pf_row_213:
+	ADDQ       stride+96(FP), R9
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_321
+	CMPQ       R9, 232(SP)
+	JAE        pf_skip_321
+	MOVQ       R9, R12
+	ANDQ       $0x0000003f, R12
+	ADDQ       248(SP), R12
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R12, $0x00000080
+	JBE        pf_row_214
+	PREFETCHT1 128(R9)
+	CMPQ       R12, $0x000000c0
+	JBE        pf_row_214
+	PREFETCHT1 192(R9)
+	CMPQ       R12, $0x00000100
+	JBE        pf_row_214
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R12, $0x00000200
+	JBE        pf_row_214
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R12, $0x00000400
+	JBE        pf_row_214
+	PREFETCHT1 1024(R9)
+
+pf_row_214:
+	ADDQ stride+96(FP), R9
+
+pf_skip_321:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R11
+	JNZ  pvw_row_10
+
+pvw_merge_10:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Y3, (BX)(DX*1)
+	ADDQ    $0x00000020, 128(SP)
+	JMP     pvw_block_10
+
+pvw_next_10:
+	MOVQ R9, 224(SP)
+	MOVQ R10, 240(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_41
+
+pv_done_41:
+pv_nowide_5:
+pv_42:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_37
+	JGE   pv_done_42
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -64155,29 +67282,29 @@ pv2_single_47:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_295
+	JNZ          pf_skip_322
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_295
+	JAE          pf_skip_322
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_205
+	JBE          pf_row_215
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_205
+	JBE          pf_row_215
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_205
+	JBE          pf_row_215
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_205
+	JBE          pf_row_215
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -64187,34 +67314,34 @@ pv2_single_47:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_205
+	JBE          pf_row_215
 	PREFETCHT1   1024(R10)
 
-pf_row_205:
+pf_row_215:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_295
+	JAE        pf_skip_322
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_295
+	JAE        pf_skip_322
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_206
+	JBE        pf_row_216
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_206
+	JBE        pf_row_216
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_206
+	JBE        pf_row_216
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_206
+	JBE        pf_row_216
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -64224,13 +67351,13 @@ pf_row_205:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_206
+	JBE        pf_row_216
 	PREFETCHT1 1024(R10)
 
-pf_row_206:
+pf_row_216:
 	ADDQ stride+96(FP), R10
 
-pf_skip_295:
+pf_skip_322:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -64295,29 +67422,29 @@ pv2_single_48:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_296
+	JNZ          pf_skip_323
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_296
+	JAE          pf_skip_323
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_207
+	JBE          pf_row_217
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_207
+	JBE          pf_row_217
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_207
+	JBE          pf_row_217
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_207
+	JBE          pf_row_217
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -64327,34 +67454,34 @@ pv2_single_48:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_207
+	JBE          pf_row_217
 	PREFETCHT1   1024(R10)
 
-pf_row_207:
+pf_row_217:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_296
+	JAE        pf_skip_323
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_296
+	JAE        pf_skip_323
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_208
+	JBE        pf_row_218
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_208
+	JBE        pf_row_218
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_208
+	JBE        pf_row_218
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_208
+	JBE        pf_row_218
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -64364,13 +67491,13 @@ pf_row_207:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_208
+	JBE        pf_row_218
 	PREFETCHT1 1024(R10)
 
-pf_row_208:
+pf_row_218:
 	ADDQ stride+96(FP), R10
 
-pf_skip_296:
+pf_skip_323:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -64421,29 +67548,29 @@ pv2_single_49:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_297
+	JNZ          pf_skip_324
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_297
+	JAE          pf_skip_324
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_209
+	JBE          pf_row_219
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_209
+	JBE          pf_row_219
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_209
+	JBE          pf_row_219
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_209
+	JBE          pf_row_219
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -64453,34 +67580,34 @@ pv2_single_49:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_209
+	JBE          pf_row_219
 	PREFETCHT1   1024(R10)
 
-pf_row_209:
+pf_row_219:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_297
+	JAE        pf_skip_324
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_297
+	JAE        pf_skip_324
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_210
+	JBE        pf_row_220
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_210
+	JBE        pf_row_220
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_210
+	JBE        pf_row_220
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_210
+	JBE        pf_row_220
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -64490,13 +67617,13 @@ pf_row_209:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_210
+	JBE        pf_row_220
 	PREFETCHT1 1024(R10)
 
-pf_row_210:
+pf_row_220:
 	ADDQ stride+96(FP), R10
 
-pf_skip_297:
+pf_skip_324:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -64538,29 +67665,29 @@ pv2_single_50:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_298
+	JNZ          pf_skip_325
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_298
+	JAE          pf_skip_325
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_211
+	JBE          pf_row_221
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_211
+	JBE          pf_row_221
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_211
+	JBE          pf_row_221
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_211
+	JBE          pf_row_221
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -64570,34 +67697,34 @@ pv2_single_50:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_211
+	JBE          pf_row_221
 	PREFETCHT1   1024(R10)
 
-pf_row_211:
+pf_row_221:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_298
+	JAE        pf_skip_325
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_298
+	JAE        pf_skip_325
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_212
+	JBE        pf_row_222
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_212
+	JBE        pf_row_222
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_212
+	JBE        pf_row_222
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_212
+	JBE        pf_row_222
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -64607,13 +67734,13 @@ pf_row_211:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_212
+	JBE        pf_row_222
 	PREFETCHT1 1024(R10)
 
-pf_row_212:
+pf_row_222:
 	ADDQ stride+96(FP), R10
 
-pf_skip_298:
+pf_skip_325:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -64631,14 +67758,14 @@ pv2_next_50:
 	MOVQ R10, 224(SP)
 	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_37
+	JMP  pv_42
 
-pv_done_37:
-pv_38:
+pv_done_42:
+pv_43:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_38
+	JGE   pv_done_43
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -64708,29 +67835,29 @@ pv_single_187:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_299
+	JNZ          pf_skip_326
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_299
+	JAE          pf_skip_326
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_213
+	JBE          pf_row_223
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_213
+	JBE          pf_row_223
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_213
+	JBE          pf_row_223
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_213
+	JBE          pf_row_223
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -64740,34 +67867,34 @@ pv_single_187:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_213
+	JBE          pf_row_223
 	PREFETCHT1   1024(R8)
 
-pf_row_213:
+pf_row_223:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_299
+	JAE        pf_skip_326
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_299
+	JAE        pf_skip_326
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_214
+	JBE        pf_row_224
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_214
+	JBE        pf_row_224
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_214
+	JBE        pf_row_224
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_214
+	JBE        pf_row_224
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -64777,13 +67904,13 @@ pf_row_213:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_214
+	JBE        pf_row_224
 	PREFETCHT1 1024(R8)
 
-pf_row_214:
+pf_row_224:
 	ADDQ stride+96(FP), R8
 
-pf_skip_299:
+pf_skip_326:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -64846,29 +67973,29 @@ pv_single_188:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_300
+	JNZ          pf_skip_327
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_300
+	JAE          pf_skip_327
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_215
+	JBE          pf_row_225
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_215
+	JBE          pf_row_225
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_215
+	JBE          pf_row_225
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_215
+	JBE          pf_row_225
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -64878,34 +68005,34 @@ pv_single_188:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_215
+	JBE          pf_row_225
 	PREFETCHT1   1024(R8)
 
-pf_row_215:
+pf_row_225:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_300
+	JAE        pf_skip_327
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_300
+	JAE        pf_skip_327
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_216
+	JBE        pf_row_226
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_216
+	JBE        pf_row_226
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_216
+	JBE        pf_row_226
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_216
+	JBE        pf_row_226
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -64915,13 +68042,13 @@ pf_row_215:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_216
+	JBE        pf_row_226
 	PREFETCHT1 1024(R8)
 
-pf_row_216:
+pf_row_226:
 	ADDQ stride+96(FP), R8
 
-pf_skip_300:
+pf_skip_327:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -64981,29 +68108,29 @@ pv_pair_189:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_301
+	JNZ          pf_skip_328
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_301
+	JAE          pf_skip_328
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_217
+	JBE          pf_row_227
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_217
+	JBE          pf_row_227
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_217
+	JBE          pf_row_227
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_217
+	JBE          pf_row_227
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65013,34 +68140,34 @@ pv_pair_189:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_217
+	JBE          pf_row_227
 	PREFETCHT1   1024(R8)
 
-pf_row_217:
+pf_row_227:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_301
+	JAE        pf_skip_328
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_301
+	JAE        pf_skip_328
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_218
+	JBE        pf_row_228
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_218
+	JBE        pf_row_228
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_218
+	JBE        pf_row_228
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_218
+	JBE        pf_row_228
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -65050,13 +68177,13 @@ pf_row_217:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_218
+	JBE        pf_row_228
 	PREFETCHT1 1024(R8)
 
-pf_row_218:
+pf_row_228:
 	ADDQ stride+96(FP), R8
 
-pf_skip_301:
+pf_skip_328:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -65076,29 +68203,29 @@ pv_single_189:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_302
+	JNZ          pf_skip_329
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_302
+	JAE          pf_skip_329
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_219
+	JBE          pf_row_229
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_219
+	JBE          pf_row_229
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_219
+	JBE          pf_row_229
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_219
+	JBE          pf_row_229
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65108,34 +68235,34 @@ pv_single_189:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_219
+	JBE          pf_row_229
 	PREFETCHT1   1024(R8)
 
-pf_row_219:
+pf_row_229:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_302
+	JAE        pf_skip_329
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_302
+	JAE        pf_skip_329
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_220
+	JBE        pf_row_230
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_220
+	JBE        pf_row_230
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_220
+	JBE        pf_row_230
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_220
+	JBE        pf_row_230
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -65145,13 +68272,13 @@ pf_row_219:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_220
+	JBE        pf_row_230
 	PREFETCHT1 1024(R8)
 
-pf_row_220:
+pf_row_230:
 	ADDQ stride+96(FP), R8
 
-pf_skip_302:
+pf_skip_329:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -65199,29 +68326,29 @@ pv_pair_190:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_303
+	JNZ          pf_skip_330
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_303
+	JAE          pf_skip_330
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_221
+	JBE          pf_row_231
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_221
+	JBE          pf_row_231
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_221
+	JBE          pf_row_231
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_221
+	JBE          pf_row_231
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65231,34 +68358,34 @@ pv_pair_190:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_221
+	JBE          pf_row_231
 	PREFETCHT1   1024(R8)
 
-pf_row_221:
+pf_row_231:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_303
+	JAE        pf_skip_330
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_303
+	JAE        pf_skip_330
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_222
+	JBE        pf_row_232
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_222
+	JBE        pf_row_232
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_222
+	JBE        pf_row_232
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_222
+	JBE        pf_row_232
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -65268,13 +68395,13 @@ pf_row_221:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_222
+	JBE        pf_row_232
 	PREFETCHT1 1024(R8)
 
-pf_row_222:
+pf_row_232:
 	ADDQ stride+96(FP), R8
 
-pf_skip_303:
+pf_skip_330:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -65290,29 +68417,29 @@ pv_single_190:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_304
+	JNZ          pf_skip_331
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_304
+	JAE          pf_skip_331
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_223
+	JBE          pf_row_233
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_223
+	JBE          pf_row_233
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_223
+	JBE          pf_row_233
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_223
+	JBE          pf_row_233
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65322,34 +68449,34 @@ pv_single_190:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_223
+	JBE          pf_row_233
 	PREFETCHT1   1024(R8)
 
-pf_row_223:
+pf_row_233:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_304
+	JAE        pf_skip_331
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_304
+	JAE        pf_skip_331
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_224
+	JBE        pf_row_234
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_224
+	JBE        pf_row_234
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_224
+	JBE        pf_row_234
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_224
+	JBE        pf_row_234
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -65359,13 +68486,13 @@ pf_row_223:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_224
+	JBE        pf_row_234
 	PREFETCHT1 1024(R8)
 
-pf_row_224:
+pf_row_234:
 	ADDQ stride+96(FP), R8
 
-pf_skip_304:
+pf_skip_331:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -65403,29 +68530,29 @@ pv_pair_191:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_305
+	JNZ          pf_skip_332
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_305
+	JAE          pf_skip_332
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_225
+	JBE          pf_row_235
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_225
+	JBE          pf_row_235
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_225
+	JBE          pf_row_235
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_225
+	JBE          pf_row_235
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65435,34 +68562,34 @@ pv_pair_191:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_225
+	JBE          pf_row_235
 	PREFETCHT1   1024(R8)
 
-pf_row_225:
+pf_row_235:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_305
+	JAE        pf_skip_332
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_305
+	JAE        pf_skip_332
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_226
+	JBE        pf_row_236
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_226
+	JBE        pf_row_236
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_226
+	JBE        pf_row_236
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_226
+	JBE        pf_row_236
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -65472,13 +68599,13 @@ pf_row_225:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_226
+	JBE        pf_row_236
 	PREFETCHT1 1024(R8)
 
-pf_row_226:
+pf_row_236:
 	ADDQ stride+96(FP), R8
 
-pf_skip_305:
+pf_skip_332:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -65492,29 +68619,29 @@ pv_single_191:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_306
+	JNZ          pf_skip_333
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_306
+	JAE          pf_skip_333
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_227
+	JBE          pf_row_237
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_227
+	JBE          pf_row_237
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_227
+	JBE          pf_row_237
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_227
+	JBE          pf_row_237
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -65524,34 +68651,34 @@ pv_single_191:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_227
+	JBE          pf_row_237
 	PREFETCHT1   1024(R8)
 
-pf_row_227:
+pf_row_237:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_306
+	JAE        pf_skip_333
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_306
+	JAE        pf_skip_333
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_228
+	JBE        pf_row_238
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_228
+	JBE        pf_row_238
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_228
+	JBE        pf_row_238
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_228
+	JBE        pf_row_238
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -65561,13 +68688,13 @@ pf_row_227:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_228
+	JBE        pf_row_238
 	PREFETCHT1 1024(R8)
 
-pf_row_228:
+pf_row_238:
 	ADDQ stride+96(FP), R8
 
-pf_skip_306:
+pf_skip_333:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -65583,9 +68710,9 @@ pv_next_191:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_38
+	JMP  pv_43
 
-pv_done_38:
+pv_done_43:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -65716,13 +68843,515 @@ tile_18:
 	MOVQ    $0x00000001, 216(SP)
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
+	MOVQ    mode+104(FP), AX
+	TESTQ   $0x00000002, AX
+	JZ      scores_nowide_6
 
-scores_39:
+scores_44:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_89
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    200(SP), R9
+	MOVQ    216(SP), R10
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVSS  expconst<>+0(SB), X1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+
+scoresw_by2_6:
+	CMPQ   56(SP), $0x02
+	JL     scoresw_lone_6
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   64(SP), CX
+	MOVQ   72(SP), DX
+	LEAQ   (AX)(AX*2), BX
+	MOVQ   248(SP), SI
+	ADDQ   CX, SI
+	MOVQ   SI, 40(SP)
+	SUBQ   $0x00000010, SI
+	MOVQ   SI, 48(SP)
+	CMPQ   CX, 48(SP)
+	JAE    scoresw_odd_6
+
+scoresw_chunk2_6:
+	VCVTPH2PS   (CX), Y13
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VMOVUPS     (DX), Y15
+	VFMADD231PS Y13, Y15, Y5
+	VFMADD231PS Y14, Y15, Y6
+	VMOVUPS     (DX)(AX*1), Y15
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (DX)(AX*2), Y15
+	VFMADD231PS Y13, Y15, Y9
+	VFMADD231PS Y14, Y15, Y10
+	VMOVUPS     (DX)(BX*1), Y15
+	VFMADD231PS Y13, Y15, Y11
+	VFMADD231PS Y14, Y15, Y12
+	DECQ        R10
+	JNZ         pf_skip_334
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_334
+	MOVQ        R9, SI
+	ANDQ        $0x0000003f, SI
+	ADDQ        248(SP), SI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        SI, $0x00000080
+	JBE         pf_row_239
+	PREFETCHT1  128(R9)
+	CMPQ        SI, $0x000000c0
+	JBE         pf_row_239
+	PREFETCHT1  192(R9)
+	CMPQ        SI, $0x00000100
+	JBE         pf_row_239
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        SI, $0x00000200
+	JBE         pf_row_239
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        SI, $0x00000400
+	JBE         pf_row_239
+	PREFETCHT1  1024(R9)
+
+pf_row_239:
+	ADDQ       stride+96(FP), R9
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_334
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_334
+	MOVQ       R9, SI
+	ANDQ       $0x0000003f, SI
+	ADDQ       248(SP), SI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       SI, $0x00000080
+	JBE        pf_row_240
+	PREFETCHT1 128(R9)
+	CMPQ       SI, $0x000000c0
+	JBE        pf_row_240
+	PREFETCHT1 192(R9)
+	CMPQ       SI, $0x00000100
+	JBE        pf_row_240
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       SI, $0x00000200
+	JBE        pf_row_240
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       SI, $0x00000400
+	JBE        pf_row_240
+	PREFETCHT1 1024(R9)
+
+pf_row_240:
+	ADDQ stride+96(FP), R9
+
+pf_skip_334:
+	VCVTPH2PS   16(CX), Y13
+	VCVTPH2PS   16(CX)(R8*1), Y14
+	VMOVUPS     32(DX), Y15
+	VFMADD231PS Y13, Y15, Y5
+	VFMADD231PS Y14, Y15, Y6
+	VMOVUPS     32(DX)(AX*1), Y15
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     32(DX)(AX*2), Y15
+	VFMADD231PS Y13, Y15, Y9
+	VFMADD231PS Y14, Y15, Y10
+	VMOVUPS     32(DX)(BX*1), Y15
+	VFMADD231PS Y13, Y15, Y11
+	VFMADD231PS Y14, Y15, Y12
+	DECQ        R10
+	JNZ         pf_skip_335
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_335
+	MOVQ        R9, SI
+	ANDQ        $0x0000003f, SI
+	ADDQ        248(SP), SI
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        SI, $0x00000080
+	JBE         pf_row_241
+	PREFETCHT1  128(R9)
+	CMPQ        SI, $0x000000c0
+	JBE         pf_row_241
+	PREFETCHT1  192(R9)
+	CMPQ        SI, $0x00000100
+	JBE         pf_row_241
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        SI, $0x00000200
+	JBE         pf_row_241
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        SI, $0x00000400
+	JBE         pf_row_241
+	PREFETCHT1  1024(R9)
+
+pf_row_241:
+	ADDQ       stride+96(FP), R9
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_335
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_335
+	MOVQ       R9, SI
+	ANDQ       $0x0000003f, SI
+	ADDQ       248(SP), SI
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       SI, $0x00000080
+	JBE        pf_row_242
+	PREFETCHT1 128(R9)
+	CMPQ       SI, $0x000000c0
+	JBE        pf_row_242
+	PREFETCHT1 192(R9)
+	CMPQ       SI, $0x00000100
+	JBE        pf_row_242
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       SI, $0x00000200
+	JBE        pf_row_242
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       SI, $0x00000400
+	JBE        pf_row_242
+	PREFETCHT1 1024(R9)
+
+pf_row_242:
+	ADDQ stride+96(FP), R9
+
+pf_skip_335:
+	ADDQ $0x00000020, CX
+	ADDQ $0x00000040, DX
+	CMPQ CX, 48(SP)
+	JB   scoresw_chunk2_6
+
+scoresw_odd_6:
+	CMPQ        CX, 40(SP)
+	JAE         scoresw_chunks_6
+	VCVTPH2PS   (CX), Y13
+	VCVTPH2PS   (CX)(R8*1), Y14
+	VMOVUPS     (DX), Y15
+	VFMADD231PS Y13, Y15, Y5
+	VFMADD231PS Y14, Y15, Y6
+	VMOVUPS     (DX)(AX*1), Y15
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (DX)(AX*2), Y15
+	VFMADD231PS Y13, Y15, Y9
+	VFMADD231PS Y14, Y15, Y10
+	VMOVUPS     (DX)(BX*1), Y15
+	VFMADD231PS Y13, Y15, Y11
+	VFMADD231PS Y14, Y15, Y12
+	DECQ        R10
+	JNZ         pf_skip_336
+	MOVQ        ng+16(FP), R10
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_336
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        248(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_243
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_243
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_243
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_243
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_243
+	PREFETCHT1  1024(R9)
+
+pf_row_243:
+	ADDQ       stride+96(FP), R9
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_336
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_336
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       248(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_244
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_244
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_244
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_244
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_244
+	PREFETCHT1 1024(R9)
+
+pf_row_244:
+	ADDQ stride+96(FP), R9
+
+pf_skip_336:
+scoresw_chunks_6:
+	VBROADCASTSS scale+64(FP), Y13
+	MOVQ         104(SP), CX
+	LEAQ         (DI)(DI*2), DX
+	VHADDPS      Y6, Y5, Y5
+	VHADDPS      Y8, Y7, Y6
+	VHADDPS      Y10, Y9, Y7
+	VHADDPS      Y12, Y11, Y8
+	VHADDPS      Y6, Y5, Y5
+	VHADDPS      Y8, Y7, Y6
+	VPERM2F128   $0x20, Y6, Y5, Y7
+	VPERM2F128   $0x31, Y6, Y5, Y5
+	VADDPS       Y5, Y7, Y7
+	VMULPS       Y13, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	VEXTRACTF128 $0x01, Y7, X5
+	VMOVLPS      X7, (CX)
+	VMOVHPS      X7, (CX)(DI*1)
+	VMOVLPS      X5, (CX)(DI*2)
+	VMOVHPS      X5, (CX)(DX*1)
+	ADDQ         $0x00000008, 104(SP)
+	SUBQ         $0x02, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*2), CX
+	MOVQ         CX, 64(SP)
+	JMP          scoresw_by2_6
+
+scoresw_lone_6:
+	MOVQ 104(SP), AX
+	ADDQ DI, AX
+	MOVQ AX, 112(SP)
+	ADDQ DI, AX
+	MOVQ AX, 120(SP)
+	ADDQ DI, AX
+	MOVQ AX, 128(SP)
+
+scoresw_by1_6:
+	CMPQ   56(SP), $0x00
+	JE     scoresw_done_6
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   64(SP), AX
+	MOVQ   72(SP), CX
+	SUBQ   AX, CX
+	SUBQ   AX, CX
+	MOVQ   80(SP), DX
+	SUBQ   AX, DX
+	SUBQ   AX, DX
+	MOVQ   88(SP), BX
+	SUBQ   AX, BX
+	SUBQ   AX, BX
+	MOVQ   96(SP), SI
+	SUBQ   AX, SI
+	SUBQ   AX, SI
+	MOVQ   248(SP), DI
+	ADDQ   AX, DI
+	MOVQ   DI, 40(SP)
+
+scoresw_chunk1_6:
+	VCVTPH2PS    (AX), Y9
+	VFMADD231PS  (CX)(AX*2), Y9, Y5
+	VFMADD231PS  (DX)(AX*2), Y9, Y6
+	VFMADD231PS  (BX)(AX*2), Y9, Y7
+	VFMADD231PS  (SI)(AX*2), Y9, Y8
+	ADDQ         $0x00000010, AX
+	CMPQ         AX, 40(SP)
+	JB           scoresw_chunk1_6
+	VEXTRACTF128 $0x01, Y5, X9
+	VADDPS       X5, X9, X9
+	VMOVHLPS     X9, X9, X5
+	VADDPS       X5, X9, X9
+	VMOVSHDUP    X9, X5
+	VADDPS       X5, X9, X9
+	VMULSS       scale+64(FP), X9, X9
+	VMAXSS       X9, X1, X1
+	MOVQ         104(SP), AX
+	VMOVSS       X9, (AX)
+	ADDQ         $0x00000004, 104(SP)
+	VEXTRACTF128 $0x01, Y6, X5
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDPS       X6, X5, X5
+	VMULSS       scale+64(FP), X5, X5
+	VMAXSS       X5, X2, X2
+	MOVQ         112(SP), AX
+	VMOVSS       X5, (AX)
+	ADDQ         $0x00000004, 112(SP)
+	VEXTRACTF128 $0x01, Y7, X5
+	VADDPS       X7, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDPS       X6, X5, X5
+	VMULSS       scale+64(FP), X5, X5
+	VMAXSS       X5, X3, X3
+	MOVQ         120(SP), AX
+	VMOVSS       X5, (AX)
+	ADDQ         $0x00000004, 120(SP)
+	VEXTRACTF128 $0x01, Y8, X5
+	VADDPS       X8, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDPS       X6, X5, X5
+	VMULSS       scale+64(FP), X5, X5
+	VMAXSS       X5, X4, X4
+	MOVQ         128(SP), AX
+	VMOVSS       X5, (AX)
+	ADDQ         $0x00000004, 128(SP)
+	SUBQ         $0x01, 56(SP)
+	MOVQ         64(SP), AX
+	ADDQ         R8, AX
+	MOVQ         AX, 64(SP)
+	JMP          scoresw_by1_6
+
+scoresw_done_6:
+	VPERMILPS    $0xb1, Y0, Y5
+	VMAXPS       Y5, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X5
+	VMOVAPS      X0, X6
+	VMAXSS       X1, X6, X6
+	VMOVHLPS     X0, X0, X0
+	VMAXSS       X2, X0, X0
+	VMOVAPS      X5, X1
+	VMAXSS       X3, X1, X1
+	VMOVHLPS     X5, X5, X2
+	VMAXSS       X4, X2, X2
+	MOVQ         R9, 200(SP)
+	MOVQ         R10, 216(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X6, (AX)(CX*4)
+	VMOVSS       X0, 4(AX)(CX*4)
+	VMOVSS       X1, 8(AX)(CX*4)
+	VMOVSS       X2, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_44
+
+scores_done_89:
+scores_nowide_6:
+scores_45:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_84
+	JGE     scores_done_90
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -65815,29 +69444,29 @@ scores2_6_chunk2_4:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_307
+	JNZ         pf_skip_337
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_307
+	JAE         pf_skip_337
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        248(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_229
+	JBE         pf_row_245
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_229
+	JBE         pf_row_245
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_229
+	JBE         pf_row_245
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_229
+	JBE         pf_row_245
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -65847,34 +69476,34 @@ scores2_6_chunk2_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_229
+	JBE         pf_row_245
 	PREFETCHT1  1024(R9)
 
-pf_row_229:
+pf_row_245:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_307
+	JAE        pf_skip_337
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_307
+	JAE        pf_skip_337
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       248(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_230
+	JBE        pf_row_246
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_230
+	JBE        pf_row_246
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_230
+	JBE        pf_row_246
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_230
+	JBE        pf_row_246
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -65884,13 +69513,13 @@ pf_row_229:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_230
+	JBE        pf_row_246
 	PREFETCHT1 1024(R9)
 
-pf_row_230:
+pf_row_246:
 	ADDQ stride+96(FP), R9
 
-pf_skip_307:
+pf_skip_337:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -65912,29 +69541,29 @@ pf_skip_307:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_308
+	JNZ         pf_skip_338
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_308
+	JAE         pf_skip_338
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        248(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_231
+	JBE         pf_row_247
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_231
+	JBE         pf_row_247
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_231
+	JBE         pf_row_247
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_231
+	JBE         pf_row_247
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -65944,34 +69573,34 @@ pf_skip_307:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_231
+	JBE         pf_row_247
 	PREFETCHT1  1024(R9)
 
-pf_row_231:
+pf_row_247:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_308
+	JAE        pf_skip_338
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_308
+	JAE        pf_skip_338
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       248(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_232
+	JBE        pf_row_248
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_232
+	JBE        pf_row_248
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_232
+	JBE        pf_row_248
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_232
+	JBE        pf_row_248
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -65981,13 +69610,13 @@ pf_row_231:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_232
+	JBE        pf_row_248
 	PREFETCHT1 1024(R9)
 
-pf_row_232:
+pf_row_248:
 	ADDQ stride+96(FP), R9
 
-pf_skip_308:
+pf_skip_338:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -66017,29 +69646,29 @@ scores2_6_odd_4:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_309
+	JNZ         pf_skip_339
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_309
+	JAE         pf_skip_339
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_233
+	JBE         pf_row_249
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_233
+	JBE         pf_row_249
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_233
+	JBE         pf_row_249
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_233
+	JBE         pf_row_249
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -66049,34 +69678,34 @@ scores2_6_odd_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_233
+	JBE         pf_row_249
 	PREFETCHT1  1024(R9)
 
-pf_row_233:
+pf_row_249:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_309
+	JAE        pf_skip_339
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_309
+	JAE        pf_skip_339
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_234
+	JBE        pf_row_250
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_234
+	JBE        pf_row_250
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_234
+	JBE        pf_row_250
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_234
+	JBE        pf_row_250
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -66086,13 +69715,13 @@ pf_row_233:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_234
+	JBE        pf_row_250
 	PREFETCHT1 1024(R9)
 
-pf_row_234:
+pf_row_250:
 	ADDQ stride+96(FP), R9
 
-pf_skip_309:
+pf_skip_339:
 scores2_6_chunks_4:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -66182,29 +69811,29 @@ scores2_4_chunk2_8:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_310
+	JNZ         pf_skip_340
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_310
+	JAE         pf_skip_340
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_235
+	JBE         pf_row_251
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_235
+	JBE         pf_row_251
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_235
+	JBE         pf_row_251
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_235
+	JBE         pf_row_251
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -66214,34 +69843,34 @@ scores2_4_chunk2_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_235
+	JBE         pf_row_251
 	PREFETCHT1  1024(R9)
 
-pf_row_235:
+pf_row_251:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_310
+	JAE        pf_skip_340
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_310
+	JAE        pf_skip_340
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_236
+	JBE        pf_row_252
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_236
+	JBE        pf_row_252
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_236
+	JBE        pf_row_252
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_236
+	JBE        pf_row_252
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -66251,13 +69880,13 @@ pf_row_235:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_236
+	JBE        pf_row_252
 	PREFETCHT1 1024(R9)
 
-pf_row_236:
+pf_row_252:
 	ADDQ stride+96(FP), R9
 
-pf_skip_310:
+pf_skip_340:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -66273,29 +69902,29 @@ pf_skip_310:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_311
+	JNZ         pf_skip_341
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_311
+	JAE         pf_skip_341
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_237
+	JBE         pf_row_253
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_237
+	JBE         pf_row_253
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_237
+	JBE         pf_row_253
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_237
+	JBE         pf_row_253
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -66305,34 +69934,34 @@ pf_skip_310:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_237
+	JBE         pf_row_253
 	PREFETCHT1  1024(R9)
 
-pf_row_237:
+pf_row_253:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_311
+	JAE        pf_skip_341
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_311
+	JAE        pf_skip_341
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_238
+	JBE        pf_row_254
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_238
+	JBE        pf_row_254
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_238
+	JBE        pf_row_254
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_238
+	JBE        pf_row_254
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -66342,13 +69971,13 @@ pf_row_237:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_238
+	JBE        pf_row_254
 	PREFETCHT1 1024(R9)
 
-pf_row_238:
+pf_row_254:
 	ADDQ stride+96(FP), R9
 
-pf_skip_311:
+pf_skip_341:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_8
@@ -66371,29 +70000,29 @@ scores2_4_odd_8:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_312
+	JNZ         pf_skip_342
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_312
+	JAE         pf_skip_342
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_239
+	JBE         pf_row_255
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_239
+	JBE         pf_row_255
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_239
+	JBE         pf_row_255
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_239
+	JBE         pf_row_255
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -66403,34 +70032,34 @@ scores2_4_odd_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_239
+	JBE         pf_row_255
 	PREFETCHT1  1024(R9)
 
-pf_row_239:
+pf_row_255:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_312
+	JAE        pf_skip_342
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_312
+	JAE        pf_skip_342
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_240
+	JBE        pf_row_256
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_240
+	JBE        pf_row_256
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_240
+	JBE        pf_row_256
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_240
+	JBE        pf_row_256
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -66440,13 +70069,13 @@ pf_row_239:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_240
+	JBE        pf_row_256
 	PREFETCHT1 1024(R9)
 
-pf_row_240:
+pf_row_256:
 	ADDQ stride+96(FP), R9
 
-pf_skip_312:
+pf_skip_342:
 scores2_4_chunks_8:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -66556,14 +70185,14 @@ scores2_done_14:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_39
+	JMP       scores_45
 
-scores_done_84:
-scores_40:
+scores_done_90:
+scores_46:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_85
+	JGE     scores_done_91
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -66617,29 +70246,29 @@ scores_pairs_51:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_313
+	JNZ         pf_skip_343
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_313
+	JAE         pf_skip_343
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
-	JBE         pf_row_241
+	JBE         pf_row_257
 	PREFETCHT1  128(DI)
 	CMPQ        R14, $0x000000c0
-	JBE         pf_row_241
+	JBE         pf_row_257
 	PREFETCHT1  192(DI)
 	CMPQ        R14, $0x00000100
-	JBE         pf_row_241
+	JBE         pf_row_257
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R14, $0x00000200
-	JBE         pf_row_241
+	JBE         pf_row_257
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -66649,34 +70278,34 @@ scores_pairs_51:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R14, $0x00000400
-	JBE         pf_row_241
+	JBE         pf_row_257
 	PREFETCHT1  1024(DI)
 
-pf_row_241:
+pf_row_257:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_313
+	JAE        pf_skip_343
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_313
+	JAE        pf_skip_343
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_242
+	JBE        pf_row_258
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_242
+	JBE        pf_row_258
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_242
+	JBE        pf_row_258
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_242
+	JBE        pf_row_258
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -66686,13 +70315,13 @@ pf_row_241:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_242
+	JBE        pf_row_258
 	PREFETCHT1 1024(DI)
 
-pf_row_242:
+pf_row_258:
 	ADDQ stride+96(FP), DI
 
-pf_skip_313:
+pf_skip_343:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -66742,29 +70371,29 @@ scores_pairs_52:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_314
+	JNZ         pf_skip_344
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_314
+	JAE         pf_skip_344
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
-	JBE         pf_row_243
+	JBE         pf_row_259
 	PREFETCHT1  128(DI)
 	CMPQ        R14, $0x000000c0
-	JBE         pf_row_243
+	JBE         pf_row_259
 	PREFETCHT1  192(DI)
 	CMPQ        R14, $0x00000100
-	JBE         pf_row_243
+	JBE         pf_row_259
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R14, $0x00000200
-	JBE         pf_row_243
+	JBE         pf_row_259
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -66774,34 +70403,34 @@ scores_pairs_52:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R14, $0x00000400
-	JBE         pf_row_243
+	JBE         pf_row_259
 	PREFETCHT1  1024(DI)
 
-pf_row_243:
+pf_row_259:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_314
+	JAE        pf_skip_344
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_314
+	JAE        pf_skip_344
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_244
+	JBE        pf_row_260
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_244
+	JBE        pf_row_260
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_244
+	JBE        pf_row_260
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_244
+	JBE        pf_row_260
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -66811,13 +70440,13 @@ pf_row_243:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_244
+	JBE        pf_row_260
 	PREFETCHT1 1024(DI)
 
-pf_row_244:
+pf_row_260:
 	ADDQ stride+96(FP), DI
 
-pf_skip_314:
+pf_skip_344:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -66868,7 +70497,7 @@ scores_half_52:
 
 scores_by1_46:
 	TESTQ  BX, BX
-	JZ     scores_done_86
+	JZ     scores_done_92
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -66898,7 +70527,7 @@ scores_chunk1_46:
 	ADDQ         SI, DX
 	JMP          scores_by1_46
 
-scores_done_86:
+scores_done_92:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -66915,9 +70544,9 @@ scores_done_86:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_40
+	JMP          scores_46
 
-scores_done_85:
+scores_done_91:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_35:
@@ -67346,14 +70975,329 @@ exp_done_64:
 	JMP    softmax_36
 
 softmax_done_36:
-	MOVQ $0x00000000, 32(SP)
+	MOVQ  $0x00000000, 32(SP)
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000002, AX
+	JZ    pv_nowide_6
 
-pv_39:
+pv_44:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_44
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  224(SP), R9
+	MOVQ  240(SP), R10
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pvw_block_11:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pvw_next_11
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	VMOVUPS 32(BX)(DX*1), Y1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	VMOVUPS 32(BX)(DX*1), Y3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Y4
+	VMOVUPS 32(BX)(DX*1), Y5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Y6
+	VMOVUPS 32(BX)(DX*1), Y7
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pvw_merge_11
+
+pvw_row_11:
+	VCVTPH2PS    (SI), Y8
+	VCVTPH2PS    16(SI), Y9
+	VBROADCASTSS (BX), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (BX)(DI*1), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS (BX)(DI*2), Y10
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS (BX)(CX*1), Y10
+	VFMADD231PS  Y8, Y10, Y6
+	VFMADD231PS  Y9, Y10, Y7
+	DECQ         R10
+	JNZ          pf_skip_345
+	MOVQ         ng+16(FP), R10
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_345
+	MOVQ         R9, R12
+	ANDQ         $0x0000003f, R12
+	ADDQ         248(SP), R12
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R12, $0x00000080
+	JBE          pf_row_261
+	PREFETCHT1   128(R9)
+	CMPQ         R12, $0x000000c0
+	JBE          pf_row_261
+	PREFETCHT1   192(R9)
+	CMPQ         R12, $0x00000100
+	JBE          pf_row_261
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R12, $0x00000200
+	JBE          pf_row_261
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R12, $0x00000400
+	JBE          pf_row_261
+	PREFETCHT1   1024(R9)
+
+pf_row_261:
+	ADDQ       stride+96(FP), R9
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_345
+	CMPQ       R9, 232(SP)
+	JAE        pf_skip_345
+	MOVQ       R9, R12
+	ANDQ       $0x0000003f, R12
+	ADDQ       248(SP), R12
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R12, $0x00000080
+	JBE        pf_row_262
+	PREFETCHT1 128(R9)
+	CMPQ       R12, $0x000000c0
+	JBE        pf_row_262
+	PREFETCHT1 192(R9)
+	CMPQ       R12, $0x00000100
+	JBE        pf_row_262
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R12, $0x00000200
+	JBE        pf_row_262
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R12, $0x00000400
+	JBE        pf_row_262
+	PREFETCHT1 1024(R9)
+
+pf_row_262:
+	ADDQ stride+96(FP), R9
+
+pf_skip_345:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R11
+	JNZ  pvw_row_11
+
+pvw_merge_11:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	VMOVUPS Y1, 32(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	VMOVUPS Y3, 32(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Y4, (BX)(DX*1)
+	VMOVUPS Y5, 32(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Y6, (BX)(DX*1)
+	VMOVUPS Y7, 32(BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pvw_block_11
+
+pvw_next_11:
+pvw_block_12:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000020
+	JL      pvw_next_12
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Y0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Y1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Y2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Y3
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R11
+	TESTQ   R11, R11
+	JZ      pvw_merge_12
+
+pvw_row_12:
+	VCVTPH2PS    (SI), Y4
+	VBROADCASTSS (BX), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (BX)(DI*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (BX)(DI*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (BX)(CX*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	DECQ         R10
+	JNZ          pf_skip_346
+	MOVQ         ng+16(FP), R10
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_346
+	MOVQ         R9, R12
+	ANDQ         $0x0000003f, R12
+	ADDQ         248(SP), R12
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R12, $0x00000080
+	JBE          pf_row_263
+	PREFETCHT1   128(R9)
+	CMPQ         R12, $0x000000c0
+	JBE          pf_row_263
+	PREFETCHT1   192(R9)
+	CMPQ         R12, $0x00000100
+	JBE          pf_row_263
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R12, $0x00000200
+	JBE          pf_row_263
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R12, $0x00000400
+	JBE          pf_row_263
+	PREFETCHT1   1024(R9)
+
+pf_row_263:
+	ADDQ       stride+96(FP), R9
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_346
+	CMPQ       R9, 232(SP)
+	JAE        pf_skip_346
+	MOVQ       R9, R12
+	ANDQ       $0x0000003f, R12
+	ADDQ       248(SP), R12
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R12, $0x00000080
+	JBE        pf_row_264
+	PREFETCHT1 128(R9)
+	CMPQ       R12, $0x000000c0
+	JBE        pf_row_264
+	PREFETCHT1 192(R9)
+	CMPQ       R12, $0x00000100
+	JBE        pf_row_264
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R12, $0x00000200
+	JBE        pf_row_264
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R12, $0x00000400
+	JBE        pf_row_264
+	PREFETCHT1 1024(R9)
+
+pf_row_264:
+	ADDQ stride+96(FP), R9
+
+pf_skip_346:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R11
+	JNZ  pvw_row_12
+
+pvw_merge_12:
+	MOVQ    40(SP), BX
+	VMOVUPS Y0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Y1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Y2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Y3, (BX)(DX*1)
+	ADDQ    $0x00000020, 128(SP)
+	JMP     pvw_block_12
+
+pvw_next_12:
+	MOVQ R9, 224(SP)
+	MOVQ R10, 240(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_44
+
+pv_done_44:
+pv_nowide_6:
+pv_45:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_39
+	JGE   pv_done_45
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -67431,29 +71375,29 @@ pv2_single_51:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_315
+	JNZ          pf_skip_347
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_315
+	JAE          pf_skip_347
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_245
+	JBE          pf_row_265
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_245
+	JBE          pf_row_265
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_245
+	JBE          pf_row_265
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_245
+	JBE          pf_row_265
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -67463,34 +71407,34 @@ pv2_single_51:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_245
+	JBE          pf_row_265
 	PREFETCHT1   1024(R10)
 
-pf_row_245:
+pf_row_265:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_315
+	JAE        pf_skip_347
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_315
+	JAE        pf_skip_347
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_246
+	JBE        pf_row_266
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_246
+	JBE        pf_row_266
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_246
+	JBE        pf_row_266
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_246
+	JBE        pf_row_266
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -67500,13 +71444,13 @@ pf_row_245:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_246
+	JBE        pf_row_266
 	PREFETCHT1 1024(R10)
 
-pf_row_246:
+pf_row_266:
 	ADDQ stride+96(FP), R10
 
-pf_skip_315:
+pf_skip_347:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -67571,29 +71515,29 @@ pv2_single_52:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_316
+	JNZ          pf_skip_348
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_316
+	JAE          pf_skip_348
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_247
+	JBE          pf_row_267
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_247
+	JBE          pf_row_267
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_247
+	JBE          pf_row_267
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_247
+	JBE          pf_row_267
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -67603,34 +71547,34 @@ pv2_single_52:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_247
+	JBE          pf_row_267
 	PREFETCHT1   1024(R10)
 
-pf_row_247:
+pf_row_267:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_316
+	JAE        pf_skip_348
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_316
+	JAE        pf_skip_348
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_248
+	JBE        pf_row_268
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_248
+	JBE        pf_row_268
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_248
+	JBE        pf_row_268
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_248
+	JBE        pf_row_268
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -67640,13 +71584,13 @@ pf_row_247:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_248
+	JBE        pf_row_268
 	PREFETCHT1 1024(R10)
 
-pf_row_248:
+pf_row_268:
 	ADDQ stride+96(FP), R10
 
-pf_skip_316:
+pf_skip_348:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -67697,29 +71641,29 @@ pv2_single_53:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_317
+	JNZ          pf_skip_349
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_317
+	JAE          pf_skip_349
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_249
+	JBE          pf_row_269
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_249
+	JBE          pf_row_269
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_249
+	JBE          pf_row_269
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_249
+	JBE          pf_row_269
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -67729,34 +71673,34 @@ pv2_single_53:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_249
+	JBE          pf_row_269
 	PREFETCHT1   1024(R10)
 
-pf_row_249:
+pf_row_269:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_317
+	JAE        pf_skip_349
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_317
+	JAE        pf_skip_349
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_250
+	JBE        pf_row_270
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_250
+	JBE        pf_row_270
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_250
+	JBE        pf_row_270
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_250
+	JBE        pf_row_270
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -67766,13 +71710,13 @@ pf_row_249:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_250
+	JBE        pf_row_270
 	PREFETCHT1 1024(R10)
 
-pf_row_250:
+pf_row_270:
 	ADDQ stride+96(FP), R10
 
-pf_skip_317:
+pf_skip_349:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -67814,29 +71758,29 @@ pv2_single_54:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_318
+	JNZ          pf_skip_350
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_318
+	JAE          pf_skip_350
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_251
+	JBE          pf_row_271
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_251
+	JBE          pf_row_271
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_251
+	JBE          pf_row_271
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_251
+	JBE          pf_row_271
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -67846,34 +71790,34 @@ pv2_single_54:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_251
+	JBE          pf_row_271
 	PREFETCHT1   1024(R10)
 
-pf_row_251:
+pf_row_271:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_318
+	JAE        pf_skip_350
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_318
+	JAE        pf_skip_350
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_252
+	JBE        pf_row_272
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_252
+	JBE        pf_row_272
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_252
+	JBE        pf_row_272
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_252
+	JBE        pf_row_272
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -67883,13 +71827,13 @@ pf_row_251:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_252
+	JBE        pf_row_272
 	PREFETCHT1 1024(R10)
 
-pf_row_252:
+pf_row_272:
 	ADDQ stride+96(FP), R10
 
-pf_skip_318:
+pf_skip_350:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -67907,14 +71851,14 @@ pv2_next_54:
 	MOVQ R10, 224(SP)
 	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_39
+	JMP  pv_45
 
-pv_done_39:
-pv_40:
+pv_done_45:
+pv_46:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_40
+	JGE   pv_done_46
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -67984,29 +71928,29 @@ pv_single_192:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_319
+	JNZ          pf_skip_351
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_319
+	JAE          pf_skip_351
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_253
+	JBE          pf_row_273
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_253
+	JBE          pf_row_273
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_253
+	JBE          pf_row_273
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_253
+	JBE          pf_row_273
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -68016,34 +71960,34 @@ pv_single_192:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_253
+	JBE          pf_row_273
 	PREFETCHT1   1024(R8)
 
-pf_row_253:
+pf_row_273:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_319
+	JAE        pf_skip_351
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_319
+	JAE        pf_skip_351
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_254
+	JBE        pf_row_274
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_254
+	JBE        pf_row_274
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_254
+	JBE        pf_row_274
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_254
+	JBE        pf_row_274
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -68053,13 +71997,13 @@ pf_row_253:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_254
+	JBE        pf_row_274
 	PREFETCHT1 1024(R8)
 
-pf_row_254:
+pf_row_274:
 	ADDQ stride+96(FP), R8
 
-pf_skip_319:
+pf_skip_351:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -68122,29 +72066,29 @@ pv_single_193:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_320
+	JNZ          pf_skip_352
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_320
+	JAE          pf_skip_352
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_255
+	JBE          pf_row_275
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_255
+	JBE          pf_row_275
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_255
+	JBE          pf_row_275
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_255
+	JBE          pf_row_275
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -68154,34 +72098,34 @@ pv_single_193:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_255
+	JBE          pf_row_275
 	PREFETCHT1   1024(R8)
 
-pf_row_255:
+pf_row_275:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_320
+	JAE        pf_skip_352
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_320
+	JAE        pf_skip_352
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_256
+	JBE        pf_row_276
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_256
+	JBE        pf_row_276
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_256
+	JBE        pf_row_276
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_256
+	JBE        pf_row_276
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -68191,13 +72135,13 @@ pf_row_255:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_256
+	JBE        pf_row_276
 	PREFETCHT1 1024(R8)
 
-pf_row_256:
+pf_row_276:
 	ADDQ stride+96(FP), R8
 
-pf_skip_320:
+pf_skip_352:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -68257,29 +72201,29 @@ pv_pair_194:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_321
+	JNZ          pf_skip_353
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_321
+	JAE          pf_skip_353
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_257
+	JBE          pf_row_277
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_257
+	JBE          pf_row_277
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_257
+	JBE          pf_row_277
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_257
+	JBE          pf_row_277
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -68289,34 +72233,34 @@ pv_pair_194:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_257
+	JBE          pf_row_277
 	PREFETCHT1   1024(R8)
 
-pf_row_257:
+pf_row_277:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_321
+	JAE        pf_skip_353
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_321
+	JAE        pf_skip_353
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_258
+	JBE        pf_row_278
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_258
+	JBE        pf_row_278
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_258
+	JBE        pf_row_278
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_258
+	JBE        pf_row_278
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -68326,13 +72270,13 @@ pf_row_257:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_258
+	JBE        pf_row_278
 	PREFETCHT1 1024(R8)
 
-pf_row_258:
+pf_row_278:
 	ADDQ stride+96(FP), R8
 
-pf_skip_321:
+pf_skip_353:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -68352,29 +72296,29 @@ pv_single_194:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_322
+	JNZ          pf_skip_354
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_322
+	JAE          pf_skip_354
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_259
+	JBE          pf_row_279
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_259
+	JBE          pf_row_279
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_259
+	JBE          pf_row_279
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_259
+	JBE          pf_row_279
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -68384,34 +72328,34 @@ pv_single_194:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_259
+	JBE          pf_row_279
 	PREFETCHT1   1024(R8)
 
-pf_row_259:
+pf_row_279:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_322
+	JAE        pf_skip_354
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_322
+	JAE        pf_skip_354
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_260
+	JBE        pf_row_280
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_260
+	JBE        pf_row_280
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_260
+	JBE        pf_row_280
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_260
+	JBE        pf_row_280
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -68421,13 +72365,13 @@ pf_row_259:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_260
+	JBE        pf_row_280
 	PREFETCHT1 1024(R8)
 
-pf_row_260:
+pf_row_280:
 	ADDQ stride+96(FP), R8
 
-pf_skip_322:
+pf_skip_354:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -68475,29 +72419,29 @@ pv_pair_195:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_323
+	JNZ          pf_skip_355
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_323
+	JAE          pf_skip_355
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_261
+	JBE          pf_row_281
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_261
+	JBE          pf_row_281
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_261
+	JBE          pf_row_281
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_261
+	JBE          pf_row_281
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -68507,34 +72451,34 @@ pv_pair_195:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_261
+	JBE          pf_row_281
 	PREFETCHT1   1024(R8)
 
-pf_row_261:
+pf_row_281:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_323
+	JAE        pf_skip_355
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_323
+	JAE        pf_skip_355
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_262
+	JBE        pf_row_282
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_262
+	JBE        pf_row_282
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_262
+	JBE        pf_row_282
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_262
+	JBE        pf_row_282
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -68544,13 +72488,13 @@ pf_row_261:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_262
+	JBE        pf_row_282
 	PREFETCHT1 1024(R8)
 
-pf_row_262:
+pf_row_282:
 	ADDQ stride+96(FP), R8
 
-pf_skip_323:
+pf_skip_355:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -68566,29 +72510,29 @@ pv_single_195:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_324
+	JNZ          pf_skip_356
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_324
+	JAE          pf_skip_356
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_263
+	JBE          pf_row_283
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_263
+	JBE          pf_row_283
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_263
+	JBE          pf_row_283
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_263
+	JBE          pf_row_283
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -68598,34 +72542,34 @@ pv_single_195:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_263
+	JBE          pf_row_283
 	PREFETCHT1   1024(R8)
 
-pf_row_263:
+pf_row_283:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_324
+	JAE        pf_skip_356
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_324
+	JAE        pf_skip_356
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_264
+	JBE        pf_row_284
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_264
+	JBE        pf_row_284
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_264
+	JBE        pf_row_284
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_264
+	JBE        pf_row_284
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -68635,13 +72579,13 @@ pf_row_263:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_264
+	JBE        pf_row_284
 	PREFETCHT1 1024(R8)
 
-pf_row_264:
+pf_row_284:
 	ADDQ stride+96(FP), R8
 
-pf_skip_324:
+pf_skip_356:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -68679,29 +72623,29 @@ pv_pair_196:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_325
+	JNZ          pf_skip_357
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_325
+	JAE          pf_skip_357
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_265
+	JBE          pf_row_285
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_265
+	JBE          pf_row_285
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_265
+	JBE          pf_row_285
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_265
+	JBE          pf_row_285
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -68711,34 +72655,34 @@ pv_pair_196:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_265
+	JBE          pf_row_285
 	PREFETCHT1   1024(R8)
 
-pf_row_265:
+pf_row_285:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_325
+	JAE        pf_skip_357
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_325
+	JAE        pf_skip_357
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_266
+	JBE        pf_row_286
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_266
+	JBE        pf_row_286
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_266
+	JBE        pf_row_286
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_266
+	JBE        pf_row_286
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -68748,13 +72692,13 @@ pf_row_265:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_266
+	JBE        pf_row_286
 	PREFETCHT1 1024(R8)
 
-pf_row_266:
+pf_row_286:
 	ADDQ stride+96(FP), R8
 
-pf_skip_325:
+pf_skip_357:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -68768,29 +72712,29 @@ pv_single_196:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_326
+	JNZ          pf_skip_358
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_326
+	JAE          pf_skip_358
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_267
+	JBE          pf_row_287
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_267
+	JBE          pf_row_287
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_267
+	JBE          pf_row_287
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_267
+	JBE          pf_row_287
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -68800,34 +72744,34 @@ pv_single_196:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_267
+	JBE          pf_row_287
 	PREFETCHT1   1024(R8)
 
-pf_row_267:
+pf_row_287:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_326
+	JAE        pf_skip_358
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_326
+	JAE        pf_skip_358
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_268
+	JBE        pf_row_288
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_268
+	JBE        pf_row_288
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_268
+	JBE        pf_row_288
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_268
+	JBE        pf_row_288
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -68837,13 +72781,13 @@ pf_row_267:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_268
+	JBE        pf_row_288
 	PREFETCHT1 1024(R8)
 
-pf_row_268:
+pf_row_288:
 	ADDQ stride+96(FP), R8
 
-pf_skip_326:
+pf_skip_358:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -68859,9 +72803,9 @@ pv_next_196:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_40
+	JMP  pv_46
 
-pv_done_40:
+pv_done_46:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -68992,14 +72936,14 @@ tile_19:
 	MOVQ    $0x00000000, 32(SP)
 	MOVQ    mode+104(FP), AX
 	TESTQ   $0x00000002, AX
-	JZ      scores_noocts_3
+	JZ      scores_nowide_7
 
-scores_41:
+scores_47:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000007, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_87
+	JGE     scores_done_93
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -69062,9 +73006,9 @@ scores_41:
 	VMOVSS  expconst<>+0(SB), X8
 	VMOVSS  expconst<>+0(SB), X9
 
-scores8_by2_3:
+scoresw_by2_7:
 	CMPQ    56(SP), $0x02
-	JL      scores8_lone_3
+	JL      scoresw_lone_7
 	VMOVUPS expconst<>+1344(SB), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS expconst<>+1344(SB), Z12
@@ -69083,17 +73027,17 @@ scores8_by2_3:
 	VMOVUPS expconst<>+1344(SB), Z25
 	MOVQ    64(SP), CX
 	MOVQ    72(SP), DX
-	MOVQ    104(SP), BX
-	LEAQ    (AX)(AX*2), SI
+	MOVQ    104(SP), SI
+	LEAQ    (AX)(AX*2), BX
 	MOVQ    232(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000020, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores8_odd_3
+	JAE     scoresw_odd_7
 
-scores8_chunk2_3:
+scoresw_chunk2_7:
 	VCVTPH2PS   (CX), Z26
 	VCVTPH2PS   (CX)(R8*1), Z27
 	VMOVUPS     (DX), Z28
@@ -69105,42 +73049,42 @@ scores8_chunk2_3:
 	VMOVUPS     (DX)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z14
 	VFMADD231PS Z27, Z28, Z15
-	VMOVUPS     (DX)(SI*1), Z28
+	VMOVUPS     (DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
-	VMOVUPS     (BX), Z28
+	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
-	VMOVUPS     (BX)(AX*1), Z28
+	VMOVUPS     (SI)(AX*1), Z28
 	VFMADD231PS Z26, Z28, Z20
 	VFMADD231PS Z27, Z28, Z21
-	VMOVUPS     (BX)(AX*2), Z28
+	VMOVUPS     (SI)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z22
 	VFMADD231PS Z27, Z28, Z23
-	VMOVUPS     (BX)(SI*1), Z28
+	VMOVUPS     (SI)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_327
+	JAE         pf_skip_359
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_269
+	JBE         pf_row_289
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_269
+	JBE         pf_row_289
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_269
+	JBE         pf_row_289
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_269
+	JBE         pf_row_289
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -69150,34 +73094,34 @@ scores8_chunk2_3:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_269
+	JBE         pf_row_289
 	PREFETCHT1  1024(R9)
 
-pf_row_269:
+pf_row_289:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_327
+	JAE        pf_skip_359
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_327
+	JAE        pf_skip_359
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_270
+	JBE        pf_row_290
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_270
+	JBE        pf_row_290
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_270
+	JBE        pf_row_290
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_270
+	JBE        pf_row_290
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -69187,13 +73131,13 @@ pf_row_269:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_270
+	JBE        pf_row_290
 	PREFETCHT1 1024(R9)
 
-pf_row_270:
+pf_row_290:
 	ADDQ stride+96(FP), R9
 
-pf_skip_327:
+pf_skip_359:
 	VCVTPH2PS   32(CX), Z26
 	VCVTPH2PS   32(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -69205,42 +73149,42 @@ pf_skip_327:
 	VMOVUPS     64(DX)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z14
 	VFMADD231PS Z27, Z28, Z15
-	VMOVUPS     64(DX)(SI*1), Z28
+	VMOVUPS     64(DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
-	VMOVUPS     64(BX), Z28
+	VMOVUPS     64(SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
-	VMOVUPS     64(BX)(AX*1), Z28
+	VMOVUPS     64(SI)(AX*1), Z28
 	VFMADD231PS Z26, Z28, Z20
 	VFMADD231PS Z27, Z28, Z21
-	VMOVUPS     64(BX)(AX*2), Z28
+	VMOVUPS     64(SI)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z22
 	VFMADD231PS Z27, Z28, Z23
-	VMOVUPS     64(BX)(SI*1), Z28
+	VMOVUPS     64(SI)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_328
+	JAE         pf_skip_360
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_271
+	JBE         pf_row_291
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_271
+	JBE         pf_row_291
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_271
+	JBE         pf_row_291
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_271
+	JBE         pf_row_291
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -69250,34 +73194,34 @@ pf_skip_327:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_271
+	JBE         pf_row_291
 	PREFETCHT1  1024(R9)
 
-pf_row_271:
+pf_row_291:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_328
+	JAE        pf_skip_360
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_328
+	JAE        pf_skip_360
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_272
+	JBE        pf_row_292
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_272
+	JBE        pf_row_292
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_272
+	JBE        pf_row_292
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_272
+	JBE        pf_row_292
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -69287,22 +73231,22 @@ pf_row_271:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_272
+	JBE        pf_row_292
 	PREFETCHT1 1024(R9)
 
-pf_row_272:
+pf_row_292:
 	ADDQ stride+96(FP), R9
 
-pf_skip_328:
+pf_skip_360:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000080, DX
-	ADDQ $0x00000080, BX
+	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
-	JB   scores8_chunk2_3
+	JB   scoresw_chunk2_7
 
-scores8_odd_3:
+scoresw_odd_7:
 	CMPQ        CX, 40(SP)
-	JAE         scores8_chunks_3
+	JAE         scoresw_chunks_7
 	VCVTPH2PS   (CX), Z26
 	VCVTPH2PS   (CX)(R8*1), Z27
 	VMOVUPS     (DX), Z28
@@ -69314,42 +73258,42 @@ scores8_odd_3:
 	VMOVUPS     (DX)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z14
 	VFMADD231PS Z27, Z28, Z15
-	VMOVUPS     (DX)(SI*1), Z28
+	VMOVUPS     (DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
-	VMOVUPS     (BX), Z28
+	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
-	VMOVUPS     (BX)(AX*1), Z28
+	VMOVUPS     (SI)(AX*1), Z28
 	VFMADD231PS Z26, Z28, Z20
 	VFMADD231PS Z27, Z28, Z21
-	VMOVUPS     (BX)(AX*2), Z28
+	VMOVUPS     (SI)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z22
 	VFMADD231PS Z27, Z28, Z23
-	VMOVUPS     (BX)(SI*1), Z28
+	VMOVUPS     (SI)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_329
+	JAE         pf_skip_361
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_273
+	JBE         pf_row_293
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_273
+	JBE         pf_row_293
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_273
+	JBE         pf_row_293
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_273
+	JBE         pf_row_293
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -69359,34 +73303,34 @@ scores8_odd_3:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_273
+	JBE         pf_row_293
 	PREFETCHT1  1024(R9)
 
-pf_row_273:
+pf_row_293:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_329
+	JAE        pf_skip_361
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_329
+	JAE        pf_skip_361
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_274
+	JBE        pf_row_294
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_274
+	JBE        pf_row_294
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_274
+	JBE        pf_row_294
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_274
+	JBE        pf_row_294
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -69396,14 +73340,14 @@ pf_row_273:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_274
+	JBE        pf_row_294
 	PREFETCHT1 1024(R9)
 
-pf_row_274:
+pf_row_294:
 	ADDQ stride+96(FP), R9
 
-pf_skip_329:
-scores8_chunks_3:
+pf_skip_361:
+scoresw_chunks_7:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
 	LEAQ         (DI)(DI*2), BX
@@ -69479,9 +73423,9 @@ scores8_chunks_3:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*2), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores8_by2_3
+	JMP          scoresw_by2_7
 
-scores8_lone_3:
+scoresw_lone_7:
 	MOVQ 136(SP), AX
 	ADDQ DI, AX
 	MOVQ AX, 144(SP)
@@ -69498,9 +73442,9 @@ scores8_lone_3:
 	ADDQ DI, AX
 	MOVQ AX, 192(SP)
 
-scores8_by1_3:
+scoresw_by1_7:
 	CMPQ    56(SP), $0x00
-	JE      scores8_done_3
+	JE      scoresw_done_7
 	VMOVUPS expconst<>+1344(SB), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS expconst<>+1344(SB), Z12
@@ -69538,7 +73482,7 @@ scores8_by1_3:
 	ADDQ    AX, R13
 	MOVQ    R13, 40(SP)
 
-scores8_chunk1_3:
+scoresw_chunk1_7:
 	VCVTPH2PS     (AX), Z18
 	VFMADD231PS   (CX)(AX*2), Z18, Z10
 	VFMADD231PS   (DX)(AX*2), Z18, Z11
@@ -69550,7 +73494,7 @@ scores8_chunk1_3:
 	VFMADD231PS   (R12)(AX*2), Z18, Z17
 	ADDQ          $0x00000020, AX
 	CMPQ          AX, 40(SP)
-	JB            scores8_chunk1_3
+	JB            scoresw_chunk1_7
 	VEXTRACTF64X4 $0x01, Z10, Y18
 	VADDPS        Y18, Y10, Y18
 	VEXTRACTF32X4 $0x01, Y18, X10
@@ -69659,9 +73603,9 @@ scores8_chunk1_3:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores8_by1_3
+	JMP           scoresw_by1_7
 
-scores8_done_3:
+scoresw_done_7:
 	VPERMILPS    $0xb1, Y0, Y10
 	VMAXPS       Y10, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X10
@@ -69699,16 +73643,16 @@ scores8_done_3:
 	VMOVSS       X6, 24(AX)(CX*4)
 	VMOVSS       X4, 28(AX)(CX*4)
 	ADDQ         $0x00000008, 32(SP)
-	JMP          scores_41
+	JMP          scores_47
 
-scores_done_87:
-scores_noocts_3:
-scores_42:
+scores_done_93:
+scores_nowide_7:
+scores_48:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_88
+	JGE     scores_done_94
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -69752,9 +73696,9 @@ scores_42:
 	VMOVSS  expconst<>+0(SB), X4
 	VMOVSS  expconst<>+0(SB), X5
 
-scores4_by4_7:
+scores4_by4_9:
 	CMPQ    56(SP), $0x04
-	JL      scores4_lone_7
+	JL      scores4_lone_9
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -69790,9 +73734,9 @@ scores4_by4_7:
 	SUBQ    $0x00000020, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores4_odd_7
+	JAE     scores4_odd_9
 
-scores4_chunk2_7:
+scores4_chunk2_9:
 	VMOVUPS     (DX)(CX*2), Z22
 	VMOVUPS     (BX)(CX*2), Z23
 	VMOVUPS     (SI)(CX*2), Z24
@@ -69818,26 +73762,26 @@ scores4_chunk2_7:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_330
+	JAE         pf_skip_362
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_275
+	JBE         pf_row_295
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_275
+	JBE         pf_row_295
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_275
+	JBE         pf_row_295
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_275
+	JBE         pf_row_295
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -69847,34 +73791,34 @@ scores4_chunk2_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_275
+	JBE         pf_row_295
 	PREFETCHT1  1024(R9)
 
-pf_row_275:
+pf_row_295:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_330
+	JAE        pf_skip_362
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_330
+	JAE        pf_skip_362
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_276
+	JBE        pf_row_296
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_276
+	JBE        pf_row_296
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_276
+	JBE        pf_row_296
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_276
+	JBE        pf_row_296
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -69884,13 +73828,13 @@ pf_row_275:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_276
+	JBE        pf_row_296
 	PREFETCHT1 1024(R9)
 
-pf_row_276:
+pf_row_296:
 	ADDQ stride+96(FP), R9
 
-pf_skip_330:
+pf_skip_362:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -69916,26 +73860,26 @@ pf_skip_330:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_331
+	JAE         pf_skip_363
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_277
+	JBE         pf_row_297
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_277
+	JBE         pf_row_297
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_277
+	JBE         pf_row_297
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_277
+	JBE         pf_row_297
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -69945,34 +73889,34 @@ pf_skip_330:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_277
+	JBE         pf_row_297
 	PREFETCHT1  1024(R9)
 
-pf_row_277:
+pf_row_297:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_331
+	JAE        pf_skip_363
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_331
+	JAE        pf_skip_363
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_278
+	JBE        pf_row_298
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_278
+	JBE        pf_row_298
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_278
+	JBE        pf_row_298
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_278
+	JBE        pf_row_298
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -69982,20 +73926,20 @@ pf_row_277:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_278
+	JBE        pf_row_298
 	PREFETCHT1 1024(R9)
 
-pf_row_278:
+pf_row_298:
 	ADDQ stride+96(FP), R9
 
-pf_skip_331:
+pf_skip_363:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
-	JB   scores4_chunk2_7
+	JB   scores4_chunk2_9
 
-scores4_odd_7:
+scores4_odd_9:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_chunks_7
+	JAE         scores4_chunks_9
 	VMOVUPS     (DX)(CX*2), Z22
 	VMOVUPS     (BX)(CX*2), Z23
 	VMOVUPS     (SI)(CX*2), Z24
@@ -70021,26 +73965,26 @@ scores4_odd_7:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_332
+	JAE         pf_skip_364
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_279
+	JBE         pf_row_299
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_279
+	JBE         pf_row_299
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_279
+	JBE         pf_row_299
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_279
+	JBE         pf_row_299
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -70050,34 +73994,34 @@ scores4_odd_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_279
+	JBE         pf_row_299
 	PREFETCHT1  1024(R9)
 
-pf_row_279:
+pf_row_299:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_332
+	JAE        pf_skip_364
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_332
+	JAE        pf_skip_364
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_280
+	JBE        pf_row_300
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_280
+	JBE        pf_row_300
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_280
+	JBE        pf_row_300
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_280
+	JBE        pf_row_300
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -70087,14 +74031,14 @@ pf_row_279:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_280
+	JBE        pf_row_300
 	PREFETCHT1 1024(R9)
 
-pf_row_280:
+pf_row_300:
 	ADDQ stride+96(FP), R9
 
-pf_skip_332:
-scores4_chunks_7:
+pf_skip_364:
+scores4_chunks_9:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
 	VSHUFF32X4   $0xee, Z7, Z6, Z6
@@ -70168,12 +74112,12 @@ scores4_chunks_7:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores4_by4_7
+	JMP          scores4_by4_9
 
-scores4_lone_7:
-scores4_by1_7:
+scores4_lone_9:
+scores4_by1_9:
 	CMPQ    56(SP), $0x00
-	JE      scores4_done_7
+	JE      scores4_done_9
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -70195,7 +74139,7 @@ scores4_by1_7:
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
-scores4_chunk1_7:
+scores4_chunk1_9:
 	VCVTPH2PS     (AX), Z10
 	VFMADD231PS   (CX)(AX*2), Z10, Z6
 	VFMADD231PS   (DX)(AX*2), Z10, Z7
@@ -70203,7 +74147,7 @@ scores4_chunk1_7:
 	VFMADD231PS   (SI)(AX*2), Z10, Z9
 	ADDQ          $0x00000020, AX
 	CMPQ          AX, 40(SP)
-	JB            scores4_chunk1_7
+	JB            scores4_chunk1_9
 	VEXTRACTF64X4 $0x01, Z6, Y10
 	VADDPS        Y10, Y6, Y10
 	VEXTRACTF32X4 $0x01, Y10, X6
@@ -70260,9 +74204,9 @@ scores4_chunk1_7:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores4_by1_7
+	JMP           scores4_by1_9
 
-scores4_done_7:
+scores4_done_9:
 	VEXTRACTF128 $0x01, Y0, X6
 	VMOVHLPS     X0, X0, X7
 	VMAXPS       X7, X0, X0
@@ -70296,15 +74240,15 @@ scores4_done_7:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_42
+	JMP          scores_48
 
-scores_done_88:
-scores_43:
+scores_done_94:
+scores_49:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_89
+	JGE     scores_done_95
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -70402,26 +74346,26 @@ scores2_8_chunk2_7:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_333
+	JAE         pf_skip_365
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_281
+	JBE         pf_row_301
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_281
+	JBE         pf_row_301
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_281
+	JBE         pf_row_301
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_281
+	JBE         pf_row_301
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -70431,34 +74375,34 @@ scores2_8_chunk2_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_281
+	JBE         pf_row_301
 	PREFETCHT1  1024(R9)
 
-pf_row_281:
+pf_row_301:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_333
+	JAE        pf_skip_365
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_333
+	JAE        pf_skip_365
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_282
+	JBE        pf_row_302
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_282
+	JBE        pf_row_302
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_282
+	JBE        pf_row_302
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_282
+	JBE        pf_row_302
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -70468,13 +74412,13 @@ pf_row_281:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_282
+	JBE        pf_row_302
 	PREFETCHT1 1024(R9)
 
-pf_row_282:
+pf_row_302:
 	ADDQ stride+96(FP), R9
 
-pf_skip_333:
+pf_skip_365:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -70502,26 +74446,26 @@ pf_skip_333:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_334
+	JAE         pf_skip_366
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_283
+	JBE         pf_row_303
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_283
+	JBE         pf_row_303
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_283
+	JBE         pf_row_303
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_283
+	JBE         pf_row_303
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -70531,34 +74475,34 @@ pf_skip_333:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_283
+	JBE         pf_row_303
 	PREFETCHT1  1024(R9)
 
-pf_row_283:
+pf_row_303:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_334
+	JAE        pf_skip_366
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_334
+	JAE        pf_skip_366
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_284
+	JBE        pf_row_304
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_284
+	JBE        pf_row_304
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_284
+	JBE        pf_row_304
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_284
+	JBE        pf_row_304
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -70568,13 +74512,13 @@ pf_row_283:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_284
+	JBE        pf_row_304
 	PREFETCHT1 1024(R9)
 
-pf_row_284:
+pf_row_304:
 	ADDQ stride+96(FP), R9
 
-pf_skip_334:
+pf_skip_366:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -70610,26 +74554,26 @@ scores2_8_odd_7:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_335
+	JAE         pf_skip_367
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_285
+	JBE         pf_row_305
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_285
+	JBE         pf_row_305
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_285
+	JBE         pf_row_305
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_285
+	JBE         pf_row_305
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -70639,34 +74583,34 @@ scores2_8_odd_7:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_285
+	JBE         pf_row_305
 	PREFETCHT1  1024(R9)
 
-pf_row_285:
+pf_row_305:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_335
+	JAE        pf_skip_367
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_335
+	JAE        pf_skip_367
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_286
+	JBE        pf_row_306
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_286
+	JBE        pf_row_306
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_286
+	JBE        pf_row_306
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_286
+	JBE        pf_row_306
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -70676,13 +74620,13 @@ pf_row_285:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_286
+	JBE        pf_row_306
 	PREFETCHT1 1024(R9)
 
-pf_row_286:
+pf_row_306:
 	ADDQ stride+96(FP), R9
 
-pf_skip_335:
+pf_skip_367:
 scores2_8_chunks_7:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -70834,14 +74778,14 @@ scores2_done_15:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_43
+	JMP           scores_49
 
-scores_done_89:
-scores_44:
+scores_done_95:
+scores_50:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_90
+	JGE     scores_done_96
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -70909,26 +74853,26 @@ scores_by8_47:
 	VCVTPH2PS   224(R9), Z18
 	VFMADD231PS Z18, Z17, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_336
+	JAE         pf_skip_368
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_287
+	JBE         pf_row_307
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_287
+	JBE         pf_row_307
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_287
+	JBE         pf_row_307
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_287
+	JBE         pf_row_307
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -70938,34 +74882,34 @@ scores_by8_47:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_287
+	JBE         pf_row_307
 	PREFETCHT1  1024(DI)
 
-pf_row_287:
+pf_row_307:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_336
+	JAE        pf_skip_368
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_336
+	JAE        pf_skip_368
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_288
+	JBE        pf_row_308
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_288
+	JBE        pf_row_308
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_288
+	JBE        pf_row_308
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_288
+	JBE        pf_row_308
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -70975,13 +74919,13 @@ pf_row_287:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_288
+	JBE        pf_row_308
 	PREFETCHT1 1024(DI)
 
-pf_row_288:
+pf_row_308:
 	ADDQ stride+96(FP), DI
 
-pf_skip_336:
+pf_skip_368:
 	VCVTPH2PS   (R9)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z3
 	VCVTPH2PS   32(R9)(SI*1), Z18
@@ -70999,26 +74943,26 @@ pf_skip_336:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_337
+	JAE         pf_skip_369
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_289
+	JBE         pf_row_309
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_289
+	JBE         pf_row_309
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_289
+	JBE         pf_row_309
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_289
+	JBE         pf_row_309
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -71028,34 +74972,34 @@ pf_skip_336:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_289
+	JBE         pf_row_309
 	PREFETCHT1  1024(DI)
 
-pf_row_289:
+pf_row_309:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_337
+	JAE        pf_skip_369
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_337
+	JAE        pf_skip_369
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_290
+	JBE        pf_row_310
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_290
+	JBE        pf_row_310
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_290
+	JBE        pf_row_310
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_290
+	JBE        pf_row_310
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -71065,13 +75009,13 @@ pf_row_289:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_290
+	JBE        pf_row_310
 	PREFETCHT1 1024(DI)
 
-pf_row_290:
+pf_row_310:
 	ADDQ stride+96(FP), DI
 
-pf_skip_337:
+pf_skip_369:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -71089,26 +75033,26 @@ pf_skip_337:
 	VCVTPH2PS   224(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_338
+	JAE         pf_skip_370
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_291
+	JBE         pf_row_311
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_291
+	JBE         pf_row_311
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_291
+	JBE         pf_row_311
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_291
+	JBE         pf_row_311
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -71118,34 +75062,34 @@ pf_skip_337:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_291
+	JBE         pf_row_311
 	PREFETCHT1  1024(DI)
 
-pf_row_291:
+pf_row_311:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_338
+	JAE        pf_skip_370
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_338
+	JAE        pf_skip_370
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_292
+	JBE        pf_row_312
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_292
+	JBE        pf_row_312
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_292
+	JBE        pf_row_312
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_292
+	JBE        pf_row_312
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -71155,13 +75099,13 @@ pf_row_291:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_292
+	JBE        pf_row_312
 	PREFETCHT1 1024(DI)
 
-pf_row_292:
+pf_row_312:
 	ADDQ stride+96(FP), DI
 
-pf_skip_338:
+pf_skip_370:
 	VCVTPH2PS   (R9)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z5
 	VCVTPH2PS   32(R9)(R8*1), Z18
@@ -71179,26 +75123,26 @@ pf_skip_338:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_339
+	JAE         pf_skip_371
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_293
+	JBE         pf_row_313
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_293
+	JBE         pf_row_313
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_293
+	JBE         pf_row_313
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_293
+	JBE         pf_row_313
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -71208,34 +75152,34 @@ pf_skip_338:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_293
+	JBE         pf_row_313
 	PREFETCHT1  1024(DI)
 
-pf_row_293:
+pf_row_313:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_339
+	JAE        pf_skip_371
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_339
+	JAE        pf_skip_371
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_294
+	JBE        pf_row_314
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_294
+	JBE        pf_row_314
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_294
+	JBE        pf_row_314
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_294
+	JBE        pf_row_314
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -71245,13 +75189,13 @@ pf_row_293:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_294
+	JBE        pf_row_314
 	PREFETCHT1 1024(DI)
 
-pf_row_294:
+pf_row_314:
 	ADDQ stride+96(FP), DI
 
-pf_skip_339:
+pf_skip_371:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -71269,26 +75213,26 @@ pf_skip_339:
 	VCVTPH2PS   224(R10), Z18
 	VFMADD231PS Z18, Z17, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_340
+	JAE         pf_skip_372
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_295
+	JBE         pf_row_315
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_295
+	JBE         pf_row_315
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_295
+	JBE         pf_row_315
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_295
+	JBE         pf_row_315
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -71298,34 +75242,34 @@ pf_skip_339:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_295
+	JBE         pf_row_315
 	PREFETCHT1  1024(DI)
 
-pf_row_295:
+pf_row_315:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_340
+	JAE        pf_skip_372
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_340
+	JAE        pf_skip_372
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_296
+	JBE        pf_row_316
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_296
+	JBE        pf_row_316
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_296
+	JBE        pf_row_316
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_296
+	JBE        pf_row_316
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -71335,13 +75279,13 @@ pf_row_295:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_296
+	JBE        pf_row_316
 	PREFETCHT1 1024(DI)
 
-pf_row_296:
+pf_row_316:
 	ADDQ stride+96(FP), DI
 
-pf_skip_340:
+pf_skip_372:
 	VCVTPH2PS   (R10)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z7
 	VCVTPH2PS   32(R10)(SI*1), Z18
@@ -71359,26 +75303,26 @@ pf_skip_340:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_341
+	JAE         pf_skip_373
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_297
+	JBE         pf_row_317
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_297
+	JBE         pf_row_317
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_297
+	JBE         pf_row_317
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_297
+	JBE         pf_row_317
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -71388,34 +75332,34 @@ pf_skip_340:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_297
+	JBE         pf_row_317
 	PREFETCHT1  1024(DI)
 
-pf_row_297:
+pf_row_317:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_341
+	JAE        pf_skip_373
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_341
+	JAE        pf_skip_373
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_298
+	JBE        pf_row_318
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_298
+	JBE        pf_row_318
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_298
+	JBE        pf_row_318
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_298
+	JBE        pf_row_318
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -71425,13 +75369,13 @@ pf_row_297:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_298
+	JBE        pf_row_318
 	PREFETCHT1 1024(DI)
 
-pf_row_298:
+pf_row_318:
 	ADDQ stride+96(FP), DI
 
-pf_skip_341:
+pf_skip_373:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -71449,26 +75393,26 @@ pf_skip_341:
 	VCVTPH2PS   224(R10)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_342
+	JAE         pf_skip_374
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_299
+	JBE         pf_row_319
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_299
+	JBE         pf_row_319
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_299
+	JBE         pf_row_319
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_299
+	JBE         pf_row_319
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -71478,34 +75422,34 @@ pf_skip_341:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_299
+	JBE         pf_row_319
 	PREFETCHT1  1024(DI)
 
-pf_row_299:
+pf_row_319:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_342
+	JAE        pf_skip_374
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_342
+	JAE        pf_skip_374
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_300
+	JBE        pf_row_320
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_300
+	JBE        pf_row_320
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_300
+	JBE        pf_row_320
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_300
+	JBE        pf_row_320
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -71515,13 +75459,13 @@ pf_row_299:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_300
+	JBE        pf_row_320
 	PREFETCHT1 1024(DI)
 
-pf_row_300:
+pf_row_320:
 	ADDQ stride+96(FP), DI
 
-pf_skip_342:
+pf_skip_374:
 	VCVTPH2PS   (R10)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z9
 	VCVTPH2PS   32(R10)(R8*1), Z10
@@ -71539,26 +75483,26 @@ pf_skip_342:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_343
+	JAE         pf_skip_375
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_301
+	JBE         pf_row_321
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_301
+	JBE         pf_row_321
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_301
+	JBE         pf_row_321
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_301
+	JBE         pf_row_321
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -71568,34 +75512,34 @@ pf_skip_342:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_301
+	JBE         pf_row_321
 	PREFETCHT1  1024(DI)
 
-pf_row_301:
+pf_row_321:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_343
+	JAE        pf_skip_375
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_343
+	JAE        pf_skip_375
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_302
+	JBE        pf_row_322
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_302
+	JBE        pf_row_322
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_302
+	JBE        pf_row_322
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_302
+	JBE        pf_row_322
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -71605,13 +75549,13 @@ pf_row_301:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_302
+	JBE        pf_row_322
 	PREFETCHT1 1024(DI)
 
-pf_row_302:
+pf_row_322:
 	ADDQ stride+96(FP), DI
 
-pf_skip_343:
+pf_skip_375:
 	JMP scores_reduce_47
 
 scores_seq_no_41:
@@ -71638,26 +75582,26 @@ scores_seq_no_41:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_344
+	JAE         pf_skip_376
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_303
+	JBE         pf_row_323
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_303
+	JBE         pf_row_323
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_303
+	JBE         pf_row_323
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_303
+	JBE         pf_row_323
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -71667,34 +75611,34 @@ scores_seq_no_41:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_303
+	JBE         pf_row_323
 	PREFETCHT1  1024(DI)
 
-pf_row_303:
+pf_row_323:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_344
+	JAE        pf_skip_376
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_344
+	JAE        pf_skip_376
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_304
+	JBE        pf_row_324
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_304
+	JBE        pf_row_324
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_304
+	JBE        pf_row_324
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_304
+	JBE        pf_row_324
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -71704,13 +75648,13 @@ pf_row_303:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_304
+	JBE        pf_row_324
 	PREFETCHT1 1024(DI)
 
-pf_row_304:
+pf_row_324:
 	ADDQ stride+96(FP), DI
 
-pf_skip_344:
+pf_skip_376:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -71728,26 +75672,26 @@ pf_skip_344:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_345
+	JAE         pf_skip_377
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_305
+	JBE         pf_row_325
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_305
+	JBE         pf_row_325
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_305
+	JBE         pf_row_325
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_305
+	JBE         pf_row_325
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -71757,34 +75701,34 @@ pf_skip_344:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_305
+	JBE         pf_row_325
 	PREFETCHT1  1024(DI)
 
-pf_row_305:
+pf_row_325:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_345
+	JAE        pf_skip_377
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_345
+	JAE        pf_skip_377
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_306
+	JBE        pf_row_326
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_306
+	JBE        pf_row_326
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_306
+	JBE        pf_row_326
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_306
+	JBE        pf_row_326
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -71794,13 +75738,13 @@ pf_row_305:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_306
+	JBE        pf_row_326
 	PREFETCHT1 1024(DI)
 
-pf_row_306:
+pf_row_326:
 	ADDQ stride+96(FP), DI
 
-pf_skip_345:
+pf_skip_377:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -71818,26 +75762,26 @@ pf_skip_345:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_346
+	JAE         pf_skip_378
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_307
+	JBE         pf_row_327
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_307
+	JBE         pf_row_327
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_307
+	JBE         pf_row_327
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_307
+	JBE         pf_row_327
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -71847,34 +75791,34 @@ pf_skip_345:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_307
+	JBE         pf_row_327
 	PREFETCHT1  1024(DI)
 
-pf_row_307:
+pf_row_327:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_346
+	JAE        pf_skip_378
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_346
+	JAE        pf_skip_378
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_308
+	JBE        pf_row_328
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_308
+	JBE        pf_row_328
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_308
+	JBE        pf_row_328
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_308
+	JBE        pf_row_328
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -71884,13 +75828,13 @@ pf_row_307:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_308
+	JBE        pf_row_328
 	PREFETCHT1 1024(DI)
 
-pf_row_308:
+pf_row_328:
 	ADDQ stride+96(FP), DI
 
-pf_skip_346:
+pf_skip_378:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -71908,26 +75852,26 @@ pf_skip_346:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_347
+	JAE         pf_skip_379
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_309
+	JBE         pf_row_329
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_309
+	JBE         pf_row_329
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_309
+	JBE         pf_row_329
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_309
+	JBE         pf_row_329
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -71937,34 +75881,34 @@ pf_skip_346:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_309
+	JBE         pf_row_329
 	PREFETCHT1  1024(DI)
 
-pf_row_309:
+pf_row_329:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_347
+	JAE        pf_skip_379
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_347
+	JAE        pf_skip_379
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_310
+	JBE        pf_row_330
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_310
+	JBE        pf_row_330
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_310
+	JBE        pf_row_330
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_310
+	JBE        pf_row_330
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -71974,13 +75918,13 @@ pf_row_309:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_310
+	JBE        pf_row_330
 	PREFETCHT1 1024(DI)
 
-pf_row_310:
+pf_row_330:
 	ADDQ stride+96(FP), DI
 
-pf_skip_347:
+pf_skip_379:
 	JMP scores_reduce_47
 
 scores_seq_no_42:
@@ -72006,26 +75950,26 @@ scores_pairs_53:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_348
+	JAE         pf_skip_380
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        232(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_311
+	JBE         pf_row_331
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_311
+	JBE         pf_row_331
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_311
+	JBE         pf_row_331
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_311
+	JBE         pf_row_331
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -72035,34 +75979,34 @@ scores_pairs_53:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_311
+	JBE         pf_row_331
 	PREFETCHT1  1024(DI)
 
-pf_row_311:
+pf_row_331:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_348
+	JAE        pf_skip_380
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_348
+	JAE        pf_skip_380
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_312
+	JBE        pf_row_332
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_312
+	JBE        pf_row_332
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_312
+	JBE        pf_row_332
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_312
+	JBE        pf_row_332
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -72072,13 +76016,13 @@ pf_row_311:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_312
+	JBE        pf_row_332
 	PREFETCHT1 1024(DI)
 
-pf_row_312:
+pf_row_332:
 	ADDQ stride+96(FP), DI
 
-pf_skip_348:
+pf_skip_380:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -72163,7 +76107,7 @@ scores_reduce_47:
 
 scores_by1_47:
 	TESTQ   BX, BX
-	JZ      scores_done_91
+	JZ      scores_done_97
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    232(SP), R12
@@ -72195,7 +76139,7 @@ scores_chunk1_47:
 	ADDQ          SI, DX
 	JMP           scores_by1_47
 
-scores_done_91:
+scores_done_97:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -72556,7 +76500,7 @@ scores_reduce_48:
 
 scores_by1_48:
 	TESTQ   BX, BX
-	JZ      scores_done_92
+	JZ      scores_done_98
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    232(SP), R11
@@ -72588,7 +76532,7 @@ scores_chunk1_48:
 	ADDQ          SI, DX
 	JMP           scores_by1_48
 
-scores_done_92:
+scores_done_98:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -72605,9 +76549,9 @@ scores_done_92:
 
 scores_first_done_9:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_44
+	JMP  scores_50
 
-scores_done_90:
+scores_done_96:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_37:
@@ -73078,14 +77022,14 @@ softmax_done_38:
 	MOVQ  $0x00000000, 32(SP)
 	MOVQ  mode+104(FP), AX
 	TESTQ $0x00000002, AX
-	JZ    pv_noocts_3
+	JZ    pv_nowide_7
 
-pv_41:
+pv_47:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000007, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_41
+	JGE   pv_done_47
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -73125,12 +77069,12 @@ pv_41:
 	MOVQ  SI, 120(SP)
 	MOVQ  $0x00000000, 128(SP)
 
-pv8_block_5:
+pvw_block_13:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv8_next_5
+	JL      pvw_next_13
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -73162,9 +77106,9 @@ pv8_block_5:
 	ADDQ    112(SP), R10
 	MOVQ    120(SP), R11
 	TESTQ   R11, R11
-	JZ      pv8_merge_5
+	JZ      pvw_merge_13
 
-pv8_row_5:
+pvw_row_13:
 	VCVTPH2PS    (R10), Z16
 	VCVTPH2PS    32(R10), Z17
 	VBROADCASTSS (BX), Z18
@@ -73192,26 +77136,26 @@ pv8_row_5:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_349
+	JAE          pf_skip_381
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         232(SP), R12
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R12, $0x00000080
-	JBE          pf_row_313
+	JBE          pf_row_333
 	PREFETCHT1   128(R9)
 	CMPQ         R12, $0x000000c0
-	JBE          pf_row_313
+	JBE          pf_row_333
 	PREFETCHT1   192(R9)
 	CMPQ         R12, $0x00000100
-	JBE          pf_row_313
+	JBE          pf_row_333
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R12, $0x00000200
-	JBE          pf_row_313
+	JBE          pf_row_333
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -73221,34 +77165,34 @@ pv8_row_5:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R12, $0x00000400
-	JBE          pf_row_313
+	JBE          pf_row_333
 	PREFETCHT1   1024(R9)
 
-pf_row_313:
+pf_row_333:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_349
+	JAE        pf_skip_381
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_349
+	JAE        pf_skip_381
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       232(SP), R12
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R12, $0x00000080
-	JBE        pf_row_314
+	JBE        pf_row_334
 	PREFETCHT1 128(R9)
 	CMPQ       R12, $0x000000c0
-	JBE        pf_row_314
+	JBE        pf_row_334
 	PREFETCHT1 192(R9)
 	CMPQ       R12, $0x00000100
-	JBE        pf_row_314
+	JBE        pf_row_334
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R12, $0x00000200
-	JBE        pf_row_314
+	JBE        pf_row_334
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -73258,20 +77202,20 @@ pf_row_313:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R12, $0x00000400
-	JBE        pf_row_314
+	JBE        pf_row_334
 	PREFETCHT1 1024(R9)
 
-pf_row_314:
+pf_row_334:
 	ADDQ stride+96(FP), R9
 
-pf_skip_349:
+pf_skip_381:
 	ADDQ $0x04, BX
 	ADDQ $0x04, SI
 	ADDQ R8, R10
 	DECQ R11
-	JNZ  pv8_row_5
+	JNZ  pvw_row_13
 
-pv8_merge_5:
+pvw_merge_13:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -73297,15 +77241,15 @@ pv8_merge_5:
 	VMOVUPS Z14, (BX)(DX*1)
 	VMOVUPS Z15, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 128(SP)
-	JMP     pv8_block_5
+	JMP     pvw_block_13
 
-pv8_next_5:
-pv8_block_6:
+pvw_next_13:
+pvw_block_14:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv8_next_6
+	JL      pvw_next_14
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -73329,9 +77273,9 @@ pv8_block_6:
 	ADDQ    112(SP), R10
 	MOVQ    120(SP), R11
 	TESTQ   R11, R11
-	JZ      pv8_merge_6
+	JZ      pvw_merge_14
 
-pv8_row_6:
+pvw_row_14:
 	VCVTPH2PS    (R10), Z8
 	VBROADCASTSS (BX), Z9
 	VFMADD231PS  Z8, Z9, Z0
@@ -73350,26 +77294,26 @@ pv8_row_6:
 	VBROADCASTSS (SI)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_350
+	JAE          pf_skip_382
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         232(SP), R12
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R12, $0x00000080
-	JBE          pf_row_315
+	JBE          pf_row_335
 	PREFETCHT1   128(R9)
 	CMPQ         R12, $0x000000c0
-	JBE          pf_row_315
+	JBE          pf_row_335
 	PREFETCHT1   192(R9)
 	CMPQ         R12, $0x00000100
-	JBE          pf_row_315
+	JBE          pf_row_335
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R12, $0x00000200
-	JBE          pf_row_315
+	JBE          pf_row_335
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -73379,34 +77323,34 @@ pv8_row_6:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R12, $0x00000400
-	JBE          pf_row_315
+	JBE          pf_row_335
 	PREFETCHT1   1024(R9)
 
-pf_row_315:
+pf_row_335:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_350
+	JAE        pf_skip_382
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_350
+	JAE        pf_skip_382
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       232(SP), R12
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R12, $0x00000080
-	JBE        pf_row_316
+	JBE        pf_row_336
 	PREFETCHT1 128(R9)
 	CMPQ       R12, $0x000000c0
-	JBE        pf_row_316
+	JBE        pf_row_336
 	PREFETCHT1 192(R9)
 	CMPQ       R12, $0x00000100
-	JBE        pf_row_316
+	JBE        pf_row_336
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R12, $0x00000200
-	JBE        pf_row_316
+	JBE        pf_row_336
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -73416,20 +77360,20 @@ pf_row_315:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R12, $0x00000400
-	JBE        pf_row_316
+	JBE        pf_row_336
 	PREFETCHT1 1024(R9)
 
-pf_row_316:
+pf_row_336:
 	ADDQ stride+96(FP), R9
 
-pf_skip_350:
+pf_skip_382:
 	ADDQ $0x04, BX
 	ADDQ $0x04, SI
 	ADDQ R8, R10
 	DECQ R11
-	JNZ  pv8_row_6
+	JNZ  pvw_row_14
 
-pv8_merge_6:
+pvw_merge_14:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -73447,21 +77391,21 @@ pv8_merge_6:
 	MOVQ    96(SP), BX
 	VMOVUPS Z7, (BX)(DX*1)
 	ADDQ    $0x00000040, 128(SP)
-	JMP     pv8_block_6
+	JMP     pvw_block_14
 
-pv8_next_6:
+pvw_next_14:
 	MOVQ R9, 216(SP)
 	ADDQ $0x00000008, 32(SP)
-	JMP  pv_41
+	JMP  pv_47
 
-pv_done_41:
-pv_noocts_3:
-pv_42:
+pv_done_47:
+pv_nowide_7:
+pv_48:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_42
+	JGE   pv_done_48
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -73493,12 +77437,12 @@ pv_42:
 	MOVQ  SI, 88(SP)
 	MOVQ  $0x00000000, 96(SP)
 
-pv4_block_19:
+pv4_block_25:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv4_next_19
+	JL      pv4_next_25
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -73525,9 +77469,9 @@ pv4_block_19:
 	ADDQ    80(SP), SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_19
+	JZ      pv4_merge_25
 
-pv4_row_19:
+pv4_row_25:
 	VCVTPH2PS    (SI), Z16
 	VCVTPH2PS    32(SI), Z17
 	VCVTPH2PS    64(SI), Z18
@@ -73553,26 +77497,26 @@ pv4_row_19:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_351
+	JAE          pf_skip_383
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_317
+	JBE          pf_row_337
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_317
+	JBE          pf_row_337
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_317
+	JBE          pf_row_337
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_317
+	JBE          pf_row_337
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -73582,34 +77526,34 @@ pv4_row_19:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_317
+	JBE          pf_row_337
 	PREFETCHT1   1024(R9)
 
-pf_row_317:
+pf_row_337:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_351
+	JAE        pf_skip_383
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_351
+	JAE        pf_skip_383
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_318
+	JBE        pf_row_338
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_318
+	JBE        pf_row_338
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_318
+	JBE        pf_row_338
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_318
+	JBE        pf_row_338
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -73619,19 +77563,19 @@ pf_row_317:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_318
+	JBE        pf_row_338
 	PREFETCHT1 1024(R9)
 
-pf_row_318:
+pf_row_338:
 	ADDQ stride+96(FP), R9
 
-pf_skip_351:
+pf_skip_383:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_19
+	JNZ  pv4_row_25
 
-pv4_merge_19:
+pv4_merge_25:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -73653,15 +77597,15 @@ pv4_merge_19:
 	VMOVUPS Z14, 128(BX)(DX*1)
 	VMOVUPS Z15, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 96(SP)
-	JMP     pv4_block_19
+	JMP     pv4_block_25
 
-pv4_next_19:
-pv4_block_20:
+pv4_next_25:
+pv4_block_26:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv4_next_20
+	JL      pv4_next_26
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -73680,9 +77624,9 @@ pv4_block_20:
 	ADDQ    80(SP), SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_20
+	JZ      pv4_merge_26
 
-pv4_row_20:
+pv4_row_26:
 	VCVTPH2PS    (SI), Z8
 	VCVTPH2PS    32(SI), Z9
 	VBROADCASTSS (BX), Z10
@@ -73698,26 +77642,26 @@ pv4_row_20:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_352
+	JAE          pf_skip_384
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_319
+	JBE          pf_row_339
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_319
+	JBE          pf_row_339
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_319
+	JBE          pf_row_339
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_319
+	JBE          pf_row_339
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -73727,34 +77671,34 @@ pv4_row_20:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_319
+	JBE          pf_row_339
 	PREFETCHT1   1024(R9)
 
-pf_row_319:
+pf_row_339:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_352
+	JAE        pf_skip_384
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_352
+	JAE        pf_skip_384
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_320
+	JBE        pf_row_340
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_320
+	JBE        pf_row_340
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_320
+	JBE        pf_row_340
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_320
+	JBE        pf_row_340
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -73764,19 +77708,19 @@ pf_row_319:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_320
+	JBE        pf_row_340
 	PREFETCHT1 1024(R9)
 
-pf_row_320:
+pf_row_340:
 	ADDQ stride+96(FP), R9
 
-pf_skip_352:
+pf_skip_384:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_20
+	JNZ  pv4_row_26
 
-pv4_merge_20:
+pv4_merge_26:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -73790,15 +77734,15 @@ pv4_merge_20:
 	VMOVUPS Z6, (BX)(DX*1)
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 96(SP)
-	JMP     pv4_block_20
+	JMP     pv4_block_26
 
-pv4_next_20:
-pv4_block_21:
+pv4_next_26:
+pv4_block_27:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv4_next_21
+	JL      pv4_next_27
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -73813,9 +77757,9 @@ pv4_block_21:
 	ADDQ    80(SP), SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_21
+	JZ      pv4_merge_27
 
-pv4_row_21:
+pv4_row_27:
 	VCVTPH2PS    (SI), Z4
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -73826,26 +77770,26 @@ pv4_row_21:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_353
+	JAE          pf_skip_385
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_321
+	JBE          pf_row_341
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_321
+	JBE          pf_row_341
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_321
+	JBE          pf_row_341
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_321
+	JBE          pf_row_341
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -73855,34 +77799,34 @@ pv4_row_21:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_321
+	JBE          pf_row_341
 	PREFETCHT1   1024(R9)
 
-pf_row_321:
+pf_row_341:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_353
+	JAE        pf_skip_385
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_353
+	JAE        pf_skip_385
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_322
+	JBE        pf_row_342
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_322
+	JBE        pf_row_342
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_322
+	JBE        pf_row_342
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_322
+	JBE        pf_row_342
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -73892,19 +77836,19 @@ pf_row_321:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_322
+	JBE        pf_row_342
 	PREFETCHT1 1024(R9)
 
-pf_row_322:
+pf_row_342:
 	ADDQ stride+96(FP), R9
 
-pf_skip_353:
+pf_skip_385:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_21
+	JNZ  pv4_row_27
 
-pv4_merge_21:
+pv4_merge_27:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -73914,20 +77858,20 @@ pv4_merge_21:
 	MOVQ    64(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 96(SP)
-	JMP     pv4_block_21
+	JMP     pv4_block_27
 
-pv4_next_21:
+pv4_next_27:
 	MOVQ R9, 216(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_42
+	JMP  pv_48
 
-pv_done_42:
-pv_43:
+pv_done_48:
+pv_49:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_43
+	JGE   pv_done_49
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -74016,26 +77960,26 @@ pv2_pair_55:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_354
+	JAE          pf_skip_386
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_323
+	JBE          pf_row_343
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_323
+	JBE          pf_row_343
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_323
+	JBE          pf_row_343
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_323
+	JBE          pf_row_343
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -74045,34 +77989,34 @@ pv2_pair_55:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_323
+	JBE          pf_row_343
 	PREFETCHT1   1024(R10)
 
-pf_row_323:
+pf_row_343:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_354
+	JAE        pf_skip_386
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_354
+	JAE        pf_skip_386
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_324
+	JBE        pf_row_344
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_324
+	JBE        pf_row_344
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_324
+	JBE        pf_row_344
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_324
+	JBE        pf_row_344
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -74082,13 +78026,13 @@ pf_row_323:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_324
+	JBE        pf_row_344
 	PREFETCHT1 1024(R10)
 
-pf_row_324:
+pf_row_344:
 	ADDQ stride+96(FP), R10
 
-pf_skip_354:
+pf_skip_386:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -74182,26 +78126,26 @@ pv2_pair_56:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_355
+	JAE          pf_skip_387
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_325
+	JBE          pf_row_345
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_325
+	JBE          pf_row_345
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_325
+	JBE          pf_row_345
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_325
+	JBE          pf_row_345
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -74211,34 +78155,34 @@ pv2_pair_56:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_325
+	JBE          pf_row_345
 	PREFETCHT1   1024(R10)
 
-pf_row_325:
+pf_row_345:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_355
+	JAE        pf_skip_387
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_355
+	JAE        pf_skip_387
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_326
+	JBE        pf_row_346
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_326
+	JBE        pf_row_346
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_326
+	JBE        pf_row_346
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_326
+	JBE        pf_row_346
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -74248,13 +78192,13 @@ pf_row_325:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_326
+	JBE        pf_row_346
 	PREFETCHT1 1024(R10)
 
-pf_row_326:
+pf_row_346:
 	ADDQ stride+96(FP), R10
 
-pf_skip_355:
+pf_skip_387:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -74324,26 +78268,26 @@ pv2_pair_57:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_356
+	JAE          pf_skip_388
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_327
+	JBE          pf_row_347
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_327
+	JBE          pf_row_347
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_327
+	JBE          pf_row_347
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_327
+	JBE          pf_row_347
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -74353,34 +78297,34 @@ pv2_pair_57:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_327
+	JBE          pf_row_347
 	PREFETCHT1   1024(R10)
 
-pf_row_327:
+pf_row_347:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_356
+	JAE        pf_skip_388
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_356
+	JAE        pf_skip_388
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_328
+	JBE        pf_row_348
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_328
+	JBE        pf_row_348
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_328
+	JBE        pf_row_348
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_328
+	JBE        pf_row_348
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -74390,13 +78334,13 @@ pf_row_327:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_328
+	JBE        pf_row_348
 	PREFETCHT1 1024(R10)
 
-pf_row_328:
+pf_row_348:
 	ADDQ stride+96(FP), R10
 
-pf_skip_356:
+pf_skip_388:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -74429,14 +78373,14 @@ pv2_merge_57:
 pv2_next_57:
 	MOVQ R10, 216(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_43
+	JMP  pv_49
 
-pv_done_43:
-pv_44:
+pv_done_49:
+pv_50:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_44
+	JGE   pv_done_50
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -75070,9 +79014,9 @@ pv_merge_204:
 pv_next_204:
 first_done_9:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_44
+	JMP  pv_50
 
-pv_done_44:
+pv_done_50:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -75203,14 +79147,14 @@ tile_20:
 	MOVQ    $0x00000000, 32(SP)
 	MOVQ    mode+104(FP), AX
 	TESTQ   $0x00000002, AX
-	JZ      scores_noocts_4
+	JZ      scores_nowide_8
 
-scores_45:
+scores_51:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000007, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_93
+	JGE     scores_done_99
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -75273,9 +79217,9 @@ scores_45:
 	VMOVSS  expconst<>+0(SB), X8
 	VMOVSS  expconst<>+0(SB), X9
 
-scores8_by2_4:
+scoresw_by2_8:
 	CMPQ    56(SP), $0x02
-	JL      scores8_lone_4
+	JL      scoresw_lone_8
 	VMOVUPS expconst<>+1344(SB), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS expconst<>+1344(SB), Z12
@@ -75294,17 +79238,17 @@ scores8_by2_4:
 	VMOVUPS expconst<>+1344(SB), Z25
 	MOVQ    64(SP), CX
 	MOVQ    72(SP), DX
-	MOVQ    104(SP), BX
-	LEAQ    (AX)(AX*2), SI
+	MOVQ    104(SP), SI
+	LEAQ    (AX)(AX*2), BX
 	MOVQ    232(SP), R10
 	ADDQ    CX, R10
 	MOVQ    R10, 40(SP)
 	SUBQ    $0x00000020, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores8_odd_4
+	JAE     scoresw_odd_8
 
-scores8_chunk2_4:
+scoresw_chunk2_8:
 	VCVTPH2PS   (CX), Z26
 	VCVTPH2PS   (CX)(R8*1), Z27
 	VMOVUPS     (DX), Z28
@@ -75316,42 +79260,42 @@ scores8_chunk2_4:
 	VMOVUPS     (DX)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z14
 	VFMADD231PS Z27, Z28, Z15
-	VMOVUPS     (DX)(SI*1), Z28
+	VMOVUPS     (DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
-	VMOVUPS     (BX), Z28
+	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
-	VMOVUPS     (BX)(AX*1), Z28
+	VMOVUPS     (SI)(AX*1), Z28
 	VFMADD231PS Z26, Z28, Z20
 	VFMADD231PS Z27, Z28, Z21
-	VMOVUPS     (BX)(AX*2), Z28
+	VMOVUPS     (SI)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z22
 	VFMADD231PS Z27, Z28, Z23
-	VMOVUPS     (BX)(SI*1), Z28
+	VMOVUPS     (SI)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_357
+	JAE         pf_skip_389
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_329
+	JBE         pf_row_349
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_329
+	JBE         pf_row_349
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_329
+	JBE         pf_row_349
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_329
+	JBE         pf_row_349
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -75361,34 +79305,34 @@ scores8_chunk2_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_329
+	JBE         pf_row_349
 	PREFETCHT1  1024(R9)
 
-pf_row_329:
+pf_row_349:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_357
+	JAE        pf_skip_389
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_357
+	JAE        pf_skip_389
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_330
+	JBE        pf_row_350
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_330
+	JBE        pf_row_350
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_330
+	JBE        pf_row_350
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_330
+	JBE        pf_row_350
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -75398,13 +79342,13 @@ pf_row_329:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_330
+	JBE        pf_row_350
 	PREFETCHT1 1024(R9)
 
-pf_row_330:
+pf_row_350:
 	ADDQ stride+96(FP), R9
 
-pf_skip_357:
+pf_skip_389:
 	VCVTPH2PS   32(CX), Z26
 	VCVTPH2PS   32(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -75416,42 +79360,42 @@ pf_skip_357:
 	VMOVUPS     64(DX)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z14
 	VFMADD231PS Z27, Z28, Z15
-	VMOVUPS     64(DX)(SI*1), Z28
+	VMOVUPS     64(DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
-	VMOVUPS     64(BX), Z28
+	VMOVUPS     64(SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
-	VMOVUPS     64(BX)(AX*1), Z28
+	VMOVUPS     64(SI)(AX*1), Z28
 	VFMADD231PS Z26, Z28, Z20
 	VFMADD231PS Z27, Z28, Z21
-	VMOVUPS     64(BX)(AX*2), Z28
+	VMOVUPS     64(SI)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z22
 	VFMADD231PS Z27, Z28, Z23
-	VMOVUPS     64(BX)(SI*1), Z28
+	VMOVUPS     64(SI)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_358
+	JAE         pf_skip_390
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_331
+	JBE         pf_row_351
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_331
+	JBE         pf_row_351
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_331
+	JBE         pf_row_351
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_331
+	JBE         pf_row_351
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -75461,34 +79405,34 @@ pf_skip_357:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_331
+	JBE         pf_row_351
 	PREFETCHT1  1024(R9)
 
-pf_row_331:
+pf_row_351:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_358
+	JAE        pf_skip_390
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_358
+	JAE        pf_skip_390
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_332
+	JBE        pf_row_352
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_332
+	JBE        pf_row_352
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_332
+	JBE        pf_row_352
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_332
+	JBE        pf_row_352
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -75498,22 +79442,22 @@ pf_row_331:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_332
+	JBE        pf_row_352
 	PREFETCHT1 1024(R9)
 
-pf_row_332:
+pf_row_352:
 	ADDQ stride+96(FP), R9
 
-pf_skip_358:
+pf_skip_390:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000080, DX
-	ADDQ $0x00000080, BX
+	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
-	JB   scores8_chunk2_4
+	JB   scoresw_chunk2_8
 
-scores8_odd_4:
+scoresw_odd_8:
 	CMPQ        CX, 40(SP)
-	JAE         scores8_chunks_4
+	JAE         scoresw_chunks_8
 	VCVTPH2PS   (CX), Z26
 	VCVTPH2PS   (CX)(R8*1), Z27
 	VMOVUPS     (DX), Z28
@@ -75525,42 +79469,42 @@ scores8_odd_4:
 	VMOVUPS     (DX)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z14
 	VFMADD231PS Z27, Z28, Z15
-	VMOVUPS     (DX)(SI*1), Z28
+	VMOVUPS     (DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
-	VMOVUPS     (BX), Z28
+	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
-	VMOVUPS     (BX)(AX*1), Z28
+	VMOVUPS     (SI)(AX*1), Z28
 	VFMADD231PS Z26, Z28, Z20
 	VFMADD231PS Z27, Z28, Z21
-	VMOVUPS     (BX)(AX*2), Z28
+	VMOVUPS     (SI)(AX*2), Z28
 	VFMADD231PS Z26, Z28, Z22
 	VFMADD231PS Z27, Z28, Z23
-	VMOVUPS     (BX)(SI*1), Z28
+	VMOVUPS     (SI)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_359
+	JAE         pf_skip_391
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_333
+	JBE         pf_row_353
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_333
+	JBE         pf_row_353
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_333
+	JBE         pf_row_353
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_333
+	JBE         pf_row_353
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -75570,34 +79514,34 @@ scores8_odd_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_333
+	JBE         pf_row_353
 	PREFETCHT1  1024(R9)
 
-pf_row_333:
+pf_row_353:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_359
+	JAE        pf_skip_391
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_359
+	JAE        pf_skip_391
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_334
+	JBE        pf_row_354
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_334
+	JBE        pf_row_354
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_334
+	JBE        pf_row_354
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_334
+	JBE        pf_row_354
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -75607,14 +79551,14 @@ pf_row_333:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_334
+	JBE        pf_row_354
 	PREFETCHT1 1024(R9)
 
-pf_row_334:
+pf_row_354:
 	ADDQ stride+96(FP), R9
 
-pf_skip_359:
-scores8_chunks_4:
+pf_skip_391:
+scoresw_chunks_8:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
 	LEAQ         (DI)(DI*2), BX
@@ -75690,9 +79634,9 @@ scores8_chunks_4:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*2), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores8_by2_4
+	JMP          scoresw_by2_8
 
-scores8_lone_4:
+scoresw_lone_8:
 	MOVQ 136(SP), AX
 	ADDQ DI, AX
 	MOVQ AX, 144(SP)
@@ -75709,9 +79653,9 @@ scores8_lone_4:
 	ADDQ DI, AX
 	MOVQ AX, 192(SP)
 
-scores8_by1_4:
+scoresw_by1_8:
 	CMPQ    56(SP), $0x00
-	JE      scores8_done_4
+	JE      scoresw_done_8
 	VMOVUPS expconst<>+1344(SB), Z10
 	VMOVUPS expconst<>+1344(SB), Z11
 	VMOVUPS expconst<>+1344(SB), Z12
@@ -75749,7 +79693,7 @@ scores8_by1_4:
 	ADDQ    AX, R13
 	MOVQ    R13, 40(SP)
 
-scores8_chunk1_4:
+scoresw_chunk1_8:
 	VCVTPH2PS     (AX), Z18
 	VFMADD231PS   (CX)(AX*2), Z18, Z10
 	VFMADD231PS   (DX)(AX*2), Z18, Z11
@@ -75761,7 +79705,7 @@ scores8_chunk1_4:
 	VFMADD231PS   (R12)(AX*2), Z18, Z17
 	ADDQ          $0x00000020, AX
 	CMPQ          AX, 40(SP)
-	JB            scores8_chunk1_4
+	JB            scoresw_chunk1_8
 	VEXTRACTF64X4 $0x01, Z10, Y18
 	VADDPS        Y18, Y10, Y18
 	VEXTRACTF32X4 $0x01, Y18, X10
@@ -75870,9 +79814,9 @@ scores8_chunk1_4:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores8_by1_4
+	JMP           scoresw_by1_8
 
-scores8_done_4:
+scoresw_done_8:
 	VPERMILPS    $0xb1, Y0, Y10
 	VMAXPS       Y10, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X10
@@ -75910,16 +79854,16 @@ scores8_done_4:
 	VMOVSS       X6, 24(AX)(CX*4)
 	VMOVSS       X4, 28(AX)(CX*4)
 	ADDQ         $0x00000008, 32(SP)
-	JMP          scores_45
+	JMP          scores_51
 
-scores_done_93:
-scores_noocts_4:
-scores_46:
+scores_done_99:
+scores_nowide_8:
+scores_52:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_94
+	JGE     scores_done_100
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -75963,9 +79907,9 @@ scores_46:
 	VMOVSS  expconst<>+0(SB), X4
 	VMOVSS  expconst<>+0(SB), X5
 
-scores4_by4_8:
+scores4_by4_10:
 	CMPQ    56(SP), $0x04
-	JL      scores4_lone_8
+	JL      scores4_lone_10
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -76001,9 +79945,9 @@ scores4_by4_8:
 	SUBQ    $0x00000020, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores4_odd_8
+	JAE     scores4_odd_10
 
-scores4_chunk2_8:
+scores4_chunk2_10:
 	VMOVUPS     (DX)(CX*2), Z22
 	VMOVUPS     (BX)(CX*2), Z23
 	VMOVUPS     (SI)(CX*2), Z24
@@ -76029,26 +79973,26 @@ scores4_chunk2_8:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_360
+	JAE         pf_skip_392
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_335
+	JBE         pf_row_355
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_335
+	JBE         pf_row_355
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_335
+	JBE         pf_row_355
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_335
+	JBE         pf_row_355
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -76058,34 +80002,34 @@ scores4_chunk2_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_335
+	JBE         pf_row_355
 	PREFETCHT1  1024(R9)
 
-pf_row_335:
+pf_row_355:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_360
+	JAE        pf_skip_392
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_360
+	JAE        pf_skip_392
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_336
+	JBE        pf_row_356
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_336
+	JBE        pf_row_356
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_336
+	JBE        pf_row_356
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_336
+	JBE        pf_row_356
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -76095,13 +80039,13 @@ pf_row_335:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_336
+	JBE        pf_row_356
 	PREFETCHT1 1024(R9)
 
-pf_row_336:
+pf_row_356:
 	ADDQ stride+96(FP), R9
 
-pf_skip_360:
+pf_skip_392:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -76127,26 +80071,26 @@ pf_skip_360:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_361
+	JAE         pf_skip_393
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_337
+	JBE         pf_row_357
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_337
+	JBE         pf_row_357
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_337
+	JBE         pf_row_357
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_337
+	JBE         pf_row_357
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -76156,34 +80100,34 @@ pf_skip_360:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_337
+	JBE         pf_row_357
 	PREFETCHT1  1024(R9)
 
-pf_row_337:
+pf_row_357:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_361
+	JAE        pf_skip_393
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_361
+	JAE        pf_skip_393
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_338
+	JBE        pf_row_358
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_338
+	JBE        pf_row_358
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_338
+	JBE        pf_row_358
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_338
+	JBE        pf_row_358
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -76193,20 +80137,20 @@ pf_row_337:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_338
+	JBE        pf_row_358
 	PREFETCHT1 1024(R9)
 
-pf_row_338:
+pf_row_358:
 	ADDQ stride+96(FP), R9
 
-pf_skip_361:
+pf_skip_393:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
-	JB   scores4_chunk2_8
+	JB   scores4_chunk2_10
 
-scores4_odd_8:
+scores4_odd_10:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_chunks_8
+	JAE         scores4_chunks_10
 	VMOVUPS     (DX)(CX*2), Z22
 	VMOVUPS     (BX)(CX*2), Z23
 	VMOVUPS     (SI)(CX*2), Z24
@@ -76232,26 +80176,26 @@ scores4_odd_8:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_362
+	JAE         pf_skip_394
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_339
+	JBE         pf_row_359
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_339
+	JBE         pf_row_359
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_339
+	JBE         pf_row_359
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_339
+	JBE         pf_row_359
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -76261,34 +80205,34 @@ scores4_odd_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_339
+	JBE         pf_row_359
 	PREFETCHT1  1024(R9)
 
-pf_row_339:
+pf_row_359:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_362
+	JAE        pf_skip_394
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_362
+	JAE        pf_skip_394
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_340
+	JBE        pf_row_360
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_340
+	JBE        pf_row_360
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_340
+	JBE        pf_row_360
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_340
+	JBE        pf_row_360
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -76298,14 +80242,14 @@ pf_row_339:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_340
+	JBE        pf_row_360
 	PREFETCHT1 1024(R9)
 
-pf_row_340:
+pf_row_360:
 	ADDQ stride+96(FP), R9
 
-pf_skip_362:
-scores4_chunks_8:
+pf_skip_394:
+scores4_chunks_10:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
 	VSHUFF32X4   $0xee, Z7, Z6, Z6
@@ -76379,12 +80323,12 @@ scores4_chunks_8:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores4_by4_8
+	JMP          scores4_by4_10
 
-scores4_lone_8:
-scores4_by1_8:
+scores4_lone_10:
+scores4_by1_10:
 	CMPQ    56(SP), $0x00
-	JE      scores4_done_8
+	JE      scores4_done_10
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -76406,7 +80350,7 @@ scores4_by1_8:
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
-scores4_chunk1_8:
+scores4_chunk1_10:
 	VCVTPH2PS     (AX), Z10
 	VFMADD231PS   (CX)(AX*2), Z10, Z6
 	VFMADD231PS   (DX)(AX*2), Z10, Z7
@@ -76414,7 +80358,7 @@ scores4_chunk1_8:
 	VFMADD231PS   (SI)(AX*2), Z10, Z9
 	ADDQ          $0x00000020, AX
 	CMPQ          AX, 40(SP)
-	JB            scores4_chunk1_8
+	JB            scores4_chunk1_10
 	VEXTRACTF64X4 $0x01, Z6, Y10
 	VADDPS        Y10, Y6, Y10
 	VEXTRACTF32X4 $0x01, Y10, X6
@@ -76471,9 +80415,9 @@ scores4_chunk1_8:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores4_by1_8
+	JMP           scores4_by1_10
 
-scores4_done_8:
+scores4_done_10:
 	VEXTRACTF128 $0x01, Y0, X6
 	VMOVHLPS     X0, X0, X7
 	VMAXPS       X7, X0, X0
@@ -76507,15 +80451,15 @@ scores4_done_8:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_46
+	JMP          scores_52
 
-scores_done_94:
-scores_47:
+scores_done_100:
+scores_53:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_95
+	JGE     scores_done_101
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -76613,26 +80557,26 @@ scores2_8_chunk2_8:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_363
+	JAE         pf_skip_395
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_341
+	JBE         pf_row_361
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_341
+	JBE         pf_row_361
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_341
+	JBE         pf_row_361
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_341
+	JBE         pf_row_361
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -76642,34 +80586,34 @@ scores2_8_chunk2_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_341
+	JBE         pf_row_361
 	PREFETCHT1  1024(R9)
 
-pf_row_341:
+pf_row_361:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_363
+	JAE        pf_skip_395
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_363
+	JAE        pf_skip_395
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_342
+	JBE        pf_row_362
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_342
+	JBE        pf_row_362
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_342
+	JBE        pf_row_362
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_342
+	JBE        pf_row_362
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -76679,13 +80623,13 @@ pf_row_341:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_342
+	JBE        pf_row_362
 	PREFETCHT1 1024(R9)
 
-pf_row_342:
+pf_row_362:
 	ADDQ stride+96(FP), R9
 
-pf_skip_363:
+pf_skip_395:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -76713,26 +80657,26 @@ pf_skip_363:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_364
+	JAE         pf_skip_396
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_343
+	JBE         pf_row_363
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_343
+	JBE         pf_row_363
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_343
+	JBE         pf_row_363
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_343
+	JBE         pf_row_363
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -76742,34 +80686,34 @@ pf_skip_363:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_343
+	JBE         pf_row_363
 	PREFETCHT1  1024(R9)
 
-pf_row_343:
+pf_row_363:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_364
+	JAE        pf_skip_396
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_364
+	JAE        pf_skip_396
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_344
+	JBE        pf_row_364
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_344
+	JBE        pf_row_364
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_344
+	JBE        pf_row_364
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_344
+	JBE        pf_row_364
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -76779,13 +80723,13 @@ pf_row_343:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_344
+	JBE        pf_row_364
 	PREFETCHT1 1024(R9)
 
-pf_row_344:
+pf_row_364:
 	ADDQ stride+96(FP), R9
 
-pf_skip_364:
+pf_skip_396:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -76821,26 +80765,26 @@ scores2_8_odd_8:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_365
+	JAE         pf_skip_397
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_345
+	JBE         pf_row_365
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_345
+	JBE         pf_row_365
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_345
+	JBE         pf_row_365
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_345
+	JBE         pf_row_365
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -76850,34 +80794,34 @@ scores2_8_odd_8:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_345
+	JBE         pf_row_365
 	PREFETCHT1  1024(R9)
 
-pf_row_345:
+pf_row_365:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_365
+	JAE        pf_skip_397
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_365
+	JAE        pf_skip_397
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_346
+	JBE        pf_row_366
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_346
+	JBE        pf_row_366
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_346
+	JBE        pf_row_366
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_346
+	JBE        pf_row_366
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -76887,13 +80831,13 @@ pf_row_345:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_346
+	JBE        pf_row_366
 	PREFETCHT1 1024(R9)
 
-pf_row_346:
+pf_row_366:
 	ADDQ stride+96(FP), R9
 
-pf_skip_365:
+pf_skip_397:
 scores2_8_chunks_8:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -77045,14 +80989,14 @@ scores2_done_16:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_47
+	JMP           scores_53
 
-scores_done_95:
-scores_48:
+scores_done_101:
+scores_54:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_96
+	JGE     scores_done_102
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -77120,26 +81064,26 @@ scores_by8_49:
 	VCVTPH2PS   224(R9), Z18
 	VFMADD231PS Z18, Z17, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_366
+	JAE         pf_skip_398
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_347
+	JBE         pf_row_367
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_347
+	JBE         pf_row_367
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_347
+	JBE         pf_row_367
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_347
+	JBE         pf_row_367
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -77149,34 +81093,34 @@ scores_by8_49:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_347
+	JBE         pf_row_367
 	PREFETCHT1  1024(DI)
 
-pf_row_347:
+pf_row_367:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_366
+	JAE        pf_skip_398
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_366
+	JAE        pf_skip_398
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_348
+	JBE        pf_row_368
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_348
+	JBE        pf_row_368
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_348
+	JBE        pf_row_368
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_348
+	JBE        pf_row_368
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -77186,13 +81130,13 @@ pf_row_347:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_348
+	JBE        pf_row_368
 	PREFETCHT1 1024(DI)
 
-pf_row_348:
+pf_row_368:
 	ADDQ stride+96(FP), DI
 
-pf_skip_366:
+pf_skip_398:
 	VCVTPH2PS   (R9)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z3
 	VCVTPH2PS   32(R9)(SI*1), Z18
@@ -77210,26 +81154,26 @@ pf_skip_366:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_367
+	JAE         pf_skip_399
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_349
+	JBE         pf_row_369
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_349
+	JBE         pf_row_369
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_349
+	JBE         pf_row_369
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_349
+	JBE         pf_row_369
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -77239,34 +81183,34 @@ pf_skip_366:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_349
+	JBE         pf_row_369
 	PREFETCHT1  1024(DI)
 
-pf_row_349:
+pf_row_369:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_367
+	JAE        pf_skip_399
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_367
+	JAE        pf_skip_399
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_350
+	JBE        pf_row_370
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_350
+	JBE        pf_row_370
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_350
+	JBE        pf_row_370
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_350
+	JBE        pf_row_370
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -77276,13 +81220,13 @@ pf_row_349:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_350
+	JBE        pf_row_370
 	PREFETCHT1 1024(DI)
 
-pf_row_350:
+pf_row_370:
 	ADDQ stride+96(FP), DI
 
-pf_skip_367:
+pf_skip_399:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -77300,26 +81244,26 @@ pf_skip_367:
 	VCVTPH2PS   224(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_368
+	JAE         pf_skip_400
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_351
+	JBE         pf_row_371
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_351
+	JBE         pf_row_371
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_351
+	JBE         pf_row_371
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_351
+	JBE         pf_row_371
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -77329,34 +81273,34 @@ pf_skip_367:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_351
+	JBE         pf_row_371
 	PREFETCHT1  1024(DI)
 
-pf_row_351:
+pf_row_371:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_368
+	JAE        pf_skip_400
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_368
+	JAE        pf_skip_400
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_352
+	JBE        pf_row_372
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_352
+	JBE        pf_row_372
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_352
+	JBE        pf_row_372
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_352
+	JBE        pf_row_372
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -77366,13 +81310,13 @@ pf_row_351:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_352
+	JBE        pf_row_372
 	PREFETCHT1 1024(DI)
 
-pf_row_352:
+pf_row_372:
 	ADDQ stride+96(FP), DI
 
-pf_skip_368:
+pf_skip_400:
 	VCVTPH2PS   (R9)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z5
 	VCVTPH2PS   32(R9)(R8*1), Z18
@@ -77390,26 +81334,26 @@ pf_skip_368:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_369
+	JAE         pf_skip_401
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_353
+	JBE         pf_row_373
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_353
+	JBE         pf_row_373
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_353
+	JBE         pf_row_373
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_353
+	JBE         pf_row_373
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -77419,34 +81363,34 @@ pf_skip_368:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_353
+	JBE         pf_row_373
 	PREFETCHT1  1024(DI)
 
-pf_row_353:
+pf_row_373:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_369
+	JAE        pf_skip_401
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_369
+	JAE        pf_skip_401
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_354
+	JBE        pf_row_374
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_354
+	JBE        pf_row_374
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_354
+	JBE        pf_row_374
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_354
+	JBE        pf_row_374
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -77456,13 +81400,13 @@ pf_row_353:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_354
+	JBE        pf_row_374
 	PREFETCHT1 1024(DI)
 
-pf_row_354:
+pf_row_374:
 	ADDQ stride+96(FP), DI
 
-pf_skip_369:
+pf_skip_401:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -77480,26 +81424,26 @@ pf_skip_369:
 	VCVTPH2PS   224(R10), Z18
 	VFMADD231PS Z18, Z17, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_370
+	JAE         pf_skip_402
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_355
+	JBE         pf_row_375
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_355
+	JBE         pf_row_375
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_355
+	JBE         pf_row_375
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_355
+	JBE         pf_row_375
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -77509,34 +81453,34 @@ pf_skip_369:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_355
+	JBE         pf_row_375
 	PREFETCHT1  1024(DI)
 
-pf_row_355:
+pf_row_375:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_370
+	JAE        pf_skip_402
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_370
+	JAE        pf_skip_402
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_356
+	JBE        pf_row_376
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_356
+	JBE        pf_row_376
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_356
+	JBE        pf_row_376
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_356
+	JBE        pf_row_376
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -77546,13 +81490,13 @@ pf_row_355:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_356
+	JBE        pf_row_376
 	PREFETCHT1 1024(DI)
 
-pf_row_356:
+pf_row_376:
 	ADDQ stride+96(FP), DI
 
-pf_skip_370:
+pf_skip_402:
 	VCVTPH2PS   (R10)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z7
 	VCVTPH2PS   32(R10)(SI*1), Z18
@@ -77570,26 +81514,26 @@ pf_skip_370:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_371
+	JAE         pf_skip_403
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_357
+	JBE         pf_row_377
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_357
+	JBE         pf_row_377
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_357
+	JBE         pf_row_377
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_357
+	JBE         pf_row_377
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -77599,34 +81543,34 @@ pf_skip_370:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_357
+	JBE         pf_row_377
 	PREFETCHT1  1024(DI)
 
-pf_row_357:
+pf_row_377:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_371
+	JAE        pf_skip_403
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_371
+	JAE        pf_skip_403
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_358
+	JBE        pf_row_378
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_358
+	JBE        pf_row_378
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_358
+	JBE        pf_row_378
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_358
+	JBE        pf_row_378
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -77636,13 +81580,13 @@ pf_row_357:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_358
+	JBE        pf_row_378
 	PREFETCHT1 1024(DI)
 
-pf_row_358:
+pf_row_378:
 	ADDQ stride+96(FP), DI
 
-pf_skip_371:
+pf_skip_403:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -77660,26 +81604,26 @@ pf_skip_371:
 	VCVTPH2PS   224(R10)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_372
+	JAE         pf_skip_404
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_359
+	JBE         pf_row_379
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_359
+	JBE         pf_row_379
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_359
+	JBE         pf_row_379
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_359
+	JBE         pf_row_379
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -77689,34 +81633,34 @@ pf_skip_371:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_359
+	JBE         pf_row_379
 	PREFETCHT1  1024(DI)
 
-pf_row_359:
+pf_row_379:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_372
+	JAE        pf_skip_404
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_372
+	JAE        pf_skip_404
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_360
+	JBE        pf_row_380
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_360
+	JBE        pf_row_380
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_360
+	JBE        pf_row_380
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_360
+	JBE        pf_row_380
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -77726,13 +81670,13 @@ pf_row_359:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_360
+	JBE        pf_row_380
 	PREFETCHT1 1024(DI)
 
-pf_row_360:
+pf_row_380:
 	ADDQ stride+96(FP), DI
 
-pf_skip_372:
+pf_skip_404:
 	VCVTPH2PS   (R10)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z9
 	VCVTPH2PS   32(R10)(R8*1), Z10
@@ -77750,26 +81694,26 @@ pf_skip_372:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_373
+	JAE         pf_skip_405
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_361
+	JBE         pf_row_381
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_361
+	JBE         pf_row_381
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_361
+	JBE         pf_row_381
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_361
+	JBE         pf_row_381
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -77779,34 +81723,34 @@ pf_skip_372:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_361
+	JBE         pf_row_381
 	PREFETCHT1  1024(DI)
 
-pf_row_361:
+pf_row_381:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_373
+	JAE        pf_skip_405
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_373
+	JAE        pf_skip_405
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_362
+	JBE        pf_row_382
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_362
+	JBE        pf_row_382
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_362
+	JBE        pf_row_382
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_362
+	JBE        pf_row_382
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -77816,13 +81760,13 @@ pf_row_361:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_362
+	JBE        pf_row_382
 	PREFETCHT1 1024(DI)
 
-pf_row_362:
+pf_row_382:
 	ADDQ stride+96(FP), DI
 
-pf_skip_373:
+pf_skip_405:
 	JMP scores_reduce_49
 
 scores_seq_no_45:
@@ -77849,26 +81793,26 @@ scores_seq_no_45:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_374
+	JAE         pf_skip_406
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_363
+	JBE         pf_row_383
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_363
+	JBE         pf_row_383
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_363
+	JBE         pf_row_383
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_363
+	JBE         pf_row_383
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -77878,34 +81822,34 @@ scores_seq_no_45:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_363
+	JBE         pf_row_383
 	PREFETCHT1  1024(DI)
 
-pf_row_363:
+pf_row_383:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_374
+	JAE        pf_skip_406
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_374
+	JAE        pf_skip_406
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_364
+	JBE        pf_row_384
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_364
+	JBE        pf_row_384
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_364
+	JBE        pf_row_384
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_364
+	JBE        pf_row_384
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -77915,13 +81859,13 @@ pf_row_363:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_364
+	JBE        pf_row_384
 	PREFETCHT1 1024(DI)
 
-pf_row_364:
+pf_row_384:
 	ADDQ stride+96(FP), DI
 
-pf_skip_374:
+pf_skip_406:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -77939,26 +81883,26 @@ pf_skip_374:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_375
+	JAE         pf_skip_407
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_365
+	JBE         pf_row_385
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_365
+	JBE         pf_row_385
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_365
+	JBE         pf_row_385
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_365
+	JBE         pf_row_385
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -77968,34 +81912,34 @@ pf_skip_374:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_365
+	JBE         pf_row_385
 	PREFETCHT1  1024(DI)
 
-pf_row_365:
+pf_row_385:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_375
+	JAE        pf_skip_407
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_375
+	JAE        pf_skip_407
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_366
+	JBE        pf_row_386
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_366
+	JBE        pf_row_386
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_366
+	JBE        pf_row_386
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_366
+	JBE        pf_row_386
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -78005,13 +81949,13 @@ pf_row_365:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_366
+	JBE        pf_row_386
 	PREFETCHT1 1024(DI)
 
-pf_row_366:
+pf_row_386:
 	ADDQ stride+96(FP), DI
 
-pf_skip_375:
+pf_skip_407:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -78029,26 +81973,26 @@ pf_skip_375:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_376
+	JAE         pf_skip_408
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_367
+	JBE         pf_row_387
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_367
+	JBE         pf_row_387
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_367
+	JBE         pf_row_387
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_367
+	JBE         pf_row_387
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -78058,34 +82002,34 @@ pf_skip_375:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_367
+	JBE         pf_row_387
 	PREFETCHT1  1024(DI)
 
-pf_row_367:
+pf_row_387:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_376
+	JAE        pf_skip_408
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_376
+	JAE        pf_skip_408
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_368
+	JBE        pf_row_388
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_368
+	JBE        pf_row_388
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_368
+	JBE        pf_row_388
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_368
+	JBE        pf_row_388
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -78095,13 +82039,13 @@ pf_row_367:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_368
+	JBE        pf_row_388
 	PREFETCHT1 1024(DI)
 
-pf_row_368:
+pf_row_388:
 	ADDQ stride+96(FP), DI
 
-pf_skip_376:
+pf_skip_408:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -78119,26 +82063,26 @@ pf_skip_376:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_377
+	JAE         pf_skip_409
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_369
+	JBE         pf_row_389
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_369
+	JBE         pf_row_389
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_369
+	JBE         pf_row_389
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_369
+	JBE         pf_row_389
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -78148,34 +82092,34 @@ pf_skip_376:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_369
+	JBE         pf_row_389
 	PREFETCHT1  1024(DI)
 
-pf_row_369:
+pf_row_389:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_377
+	JAE        pf_skip_409
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_377
+	JAE        pf_skip_409
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_370
+	JBE        pf_row_390
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_370
+	JBE        pf_row_390
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_370
+	JBE        pf_row_390
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_370
+	JBE        pf_row_390
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -78185,13 +82129,13 @@ pf_row_369:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_370
+	JBE        pf_row_390
 	PREFETCHT1 1024(DI)
 
-pf_row_370:
+pf_row_390:
 	ADDQ stride+96(FP), DI
 
-pf_skip_377:
+pf_skip_409:
 	JMP scores_reduce_49
 
 scores_seq_no_46:
@@ -78217,26 +82161,26 @@ scores_pairs_55:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_378
+	JAE         pf_skip_410
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        232(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_371
+	JBE         pf_row_391
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_371
+	JBE         pf_row_391
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_371
+	JBE         pf_row_391
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_371
+	JBE         pf_row_391
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -78246,34 +82190,34 @@ scores_pairs_55:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_371
+	JBE         pf_row_391
 	PREFETCHT1  1024(DI)
 
-pf_row_371:
+pf_row_391:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_378
+	JAE        pf_skip_410
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_378
+	JAE        pf_skip_410
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_372
+	JBE        pf_row_392
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_372
+	JBE        pf_row_392
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_372
+	JBE        pf_row_392
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_372
+	JBE        pf_row_392
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -78283,13 +82227,13 @@ pf_row_371:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_372
+	JBE        pf_row_392
 	PREFETCHT1 1024(DI)
 
-pf_row_372:
+pf_row_392:
 	ADDQ stride+96(FP), DI
 
-pf_skip_378:
+pf_skip_410:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -78374,7 +82318,7 @@ scores_reduce_49:
 
 scores_by1_49:
 	TESTQ   BX, BX
-	JZ      scores_done_97
+	JZ      scores_done_103
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    232(SP), R12
@@ -78406,7 +82350,7 @@ scores_chunk1_49:
 	ADDQ          SI, DX
 	JMP           scores_by1_49
 
-scores_done_97:
+scores_done_103:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -78767,7 +82711,7 @@ scores_reduce_50:
 
 scores_by1_50:
 	TESTQ   BX, BX
-	JZ      scores_done_98
+	JZ      scores_done_104
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    232(SP), R11
@@ -78799,7 +82743,7 @@ scores_chunk1_50:
 	ADDQ          SI, DX
 	JMP           scores_by1_50
 
-scores_done_98:
+scores_done_104:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -78816,9 +82760,9 @@ scores_done_98:
 
 scores_first_done_10:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_48
+	JMP  scores_54
 
-scores_done_96:
+scores_done_102:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_39:
@@ -79262,14 +83206,14 @@ softmax_done_40:
 	MOVQ  $0x00000000, 32(SP)
 	MOVQ  mode+104(FP), AX
 	TESTQ $0x00000002, AX
-	JZ    pv_noocts_4
+	JZ    pv_nowide_8
 
-pv_45:
+pv_51:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000007, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_45
+	JGE   pv_done_51
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -79309,12 +83253,12 @@ pv_45:
 	MOVQ  SI, 120(SP)
 	MOVQ  $0x00000000, 128(SP)
 
-pv8_block_7:
+pvw_block_15:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv8_next_7
+	JL      pvw_next_15
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -79346,9 +83290,9 @@ pv8_block_7:
 	ADDQ    112(SP), R10
 	MOVQ    120(SP), R11
 	TESTQ   R11, R11
-	JZ      pv8_merge_7
+	JZ      pvw_merge_15
 
-pv8_row_7:
+pvw_row_15:
 	VCVTPH2PS    (R10), Z16
 	VCVTPH2PS    32(R10), Z17
 	VBROADCASTSS (BX), Z18
@@ -79376,26 +83320,26 @@ pv8_row_7:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_379
+	JAE          pf_skip_411
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         232(SP), R12
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R12, $0x00000080
-	JBE          pf_row_373
+	JBE          pf_row_393
 	PREFETCHT1   128(R9)
 	CMPQ         R12, $0x000000c0
-	JBE          pf_row_373
+	JBE          pf_row_393
 	PREFETCHT1   192(R9)
 	CMPQ         R12, $0x00000100
-	JBE          pf_row_373
+	JBE          pf_row_393
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R12, $0x00000200
-	JBE          pf_row_373
+	JBE          pf_row_393
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -79405,34 +83349,34 @@ pv8_row_7:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R12, $0x00000400
-	JBE          pf_row_373
+	JBE          pf_row_393
 	PREFETCHT1   1024(R9)
 
-pf_row_373:
+pf_row_393:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_379
+	JAE        pf_skip_411
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_379
+	JAE        pf_skip_411
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       232(SP), R12
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R12, $0x00000080
-	JBE        pf_row_374
+	JBE        pf_row_394
 	PREFETCHT1 128(R9)
 	CMPQ       R12, $0x000000c0
-	JBE        pf_row_374
+	JBE        pf_row_394
 	PREFETCHT1 192(R9)
 	CMPQ       R12, $0x00000100
-	JBE        pf_row_374
+	JBE        pf_row_394
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R12, $0x00000200
-	JBE        pf_row_374
+	JBE        pf_row_394
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -79442,20 +83386,20 @@ pf_row_373:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R12, $0x00000400
-	JBE        pf_row_374
+	JBE        pf_row_394
 	PREFETCHT1 1024(R9)
 
-pf_row_374:
+pf_row_394:
 	ADDQ stride+96(FP), R9
 
-pf_skip_379:
+pf_skip_411:
 	ADDQ $0x04, BX
 	ADDQ $0x04, SI
 	ADDQ R8, R10
 	DECQ R11
-	JNZ  pv8_row_7
+	JNZ  pvw_row_15
 
-pv8_merge_7:
+pvw_merge_15:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -79481,15 +83425,15 @@ pv8_merge_7:
 	VMOVUPS Z14, (BX)(DX*1)
 	VMOVUPS Z15, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 128(SP)
-	JMP     pv8_block_7
+	JMP     pvw_block_15
 
-pv8_next_7:
-pv8_block_8:
+pvw_next_15:
+pvw_block_16:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv8_next_8
+	JL      pvw_next_16
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -79513,9 +83457,9 @@ pv8_block_8:
 	ADDQ    112(SP), R10
 	MOVQ    120(SP), R11
 	TESTQ   R11, R11
-	JZ      pv8_merge_8
+	JZ      pvw_merge_16
 
-pv8_row_8:
+pvw_row_16:
 	VCVTPH2PS    (R10), Z8
 	VBROADCASTSS (BX), Z9
 	VFMADD231PS  Z8, Z9, Z0
@@ -79534,26 +83478,26 @@ pv8_row_8:
 	VBROADCASTSS (SI)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_380
+	JAE          pf_skip_412
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         232(SP), R12
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R12, $0x00000080
-	JBE          pf_row_375
+	JBE          pf_row_395
 	PREFETCHT1   128(R9)
 	CMPQ         R12, $0x000000c0
-	JBE          pf_row_375
+	JBE          pf_row_395
 	PREFETCHT1   192(R9)
 	CMPQ         R12, $0x00000100
-	JBE          pf_row_375
+	JBE          pf_row_395
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R12, $0x00000200
-	JBE          pf_row_375
+	JBE          pf_row_395
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -79563,34 +83507,34 @@ pv8_row_8:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R12, $0x00000400
-	JBE          pf_row_375
+	JBE          pf_row_395
 	PREFETCHT1   1024(R9)
 
-pf_row_375:
+pf_row_395:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_380
+	JAE        pf_skip_412
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_380
+	JAE        pf_skip_412
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       232(SP), R12
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R12, $0x00000080
-	JBE        pf_row_376
+	JBE        pf_row_396
 	PREFETCHT1 128(R9)
 	CMPQ       R12, $0x000000c0
-	JBE        pf_row_376
+	JBE        pf_row_396
 	PREFETCHT1 192(R9)
 	CMPQ       R12, $0x00000100
-	JBE        pf_row_376
+	JBE        pf_row_396
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R12, $0x00000200
-	JBE        pf_row_376
+	JBE        pf_row_396
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -79600,20 +83544,20 @@ pf_row_375:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R12, $0x00000400
-	JBE        pf_row_376
+	JBE        pf_row_396
 	PREFETCHT1 1024(R9)
 
-pf_row_376:
+pf_row_396:
 	ADDQ stride+96(FP), R9
 
-pf_skip_380:
+pf_skip_412:
 	ADDQ $0x04, BX
 	ADDQ $0x04, SI
 	ADDQ R8, R10
 	DECQ R11
-	JNZ  pv8_row_8
+	JNZ  pvw_row_16
 
-pv8_merge_8:
+pvw_merge_16:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -79631,21 +83575,21 @@ pv8_merge_8:
 	MOVQ    96(SP), BX
 	VMOVUPS Z7, (BX)(DX*1)
 	ADDQ    $0x00000040, 128(SP)
-	JMP     pv8_block_8
+	JMP     pvw_block_16
 
-pv8_next_8:
+pvw_next_16:
 	MOVQ R9, 216(SP)
 	ADDQ $0x00000008, 32(SP)
-	JMP  pv_45
+	JMP  pv_51
 
-pv_done_45:
-pv_noocts_4:
-pv_46:
+pv_done_51:
+pv_nowide_8:
+pv_52:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_46
+	JGE   pv_done_52
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -79677,12 +83621,12 @@ pv_46:
 	MOVQ  SI, 88(SP)
 	MOVQ  $0x00000000, 96(SP)
 
-pv4_block_22:
+pv4_block_28:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv4_next_22
+	JL      pv4_next_28
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -79709,9 +83653,9 @@ pv4_block_22:
 	ADDQ    80(SP), SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_22
+	JZ      pv4_merge_28
 
-pv4_row_22:
+pv4_row_28:
 	VCVTPH2PS    (SI), Z16
 	VCVTPH2PS    32(SI), Z17
 	VCVTPH2PS    64(SI), Z18
@@ -79737,26 +83681,26 @@ pv4_row_22:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_381
+	JAE          pf_skip_413
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_377
+	JBE          pf_row_397
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_377
+	JBE          pf_row_397
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_377
+	JBE          pf_row_397
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_377
+	JBE          pf_row_397
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -79766,34 +83710,34 @@ pv4_row_22:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_377
+	JBE          pf_row_397
 	PREFETCHT1   1024(R9)
 
-pf_row_377:
+pf_row_397:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_381
+	JAE        pf_skip_413
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_381
+	JAE        pf_skip_413
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_378
+	JBE        pf_row_398
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_378
+	JBE        pf_row_398
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_378
+	JBE        pf_row_398
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_378
+	JBE        pf_row_398
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -79803,19 +83747,19 @@ pf_row_377:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_378
+	JBE        pf_row_398
 	PREFETCHT1 1024(R9)
 
-pf_row_378:
+pf_row_398:
 	ADDQ stride+96(FP), R9
 
-pf_skip_381:
+pf_skip_413:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_22
+	JNZ  pv4_row_28
 
-pv4_merge_22:
+pv4_merge_28:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -79837,15 +83781,15 @@ pv4_merge_22:
 	VMOVUPS Z14, 128(BX)(DX*1)
 	VMOVUPS Z15, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 96(SP)
-	JMP     pv4_block_22
+	JMP     pv4_block_28
 
-pv4_next_22:
-pv4_block_23:
+pv4_next_28:
+pv4_block_29:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv4_next_23
+	JL      pv4_next_29
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -79864,9 +83808,9 @@ pv4_block_23:
 	ADDQ    80(SP), SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_23
+	JZ      pv4_merge_29
 
-pv4_row_23:
+pv4_row_29:
 	VCVTPH2PS    (SI), Z8
 	VCVTPH2PS    32(SI), Z9
 	VBROADCASTSS (BX), Z10
@@ -79882,26 +83826,26 @@ pv4_row_23:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_382
+	JAE          pf_skip_414
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_379
+	JBE          pf_row_399
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_379
+	JBE          pf_row_399
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_379
+	JBE          pf_row_399
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_379
+	JBE          pf_row_399
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -79911,34 +83855,34 @@ pv4_row_23:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_379
+	JBE          pf_row_399
 	PREFETCHT1   1024(R9)
 
-pf_row_379:
+pf_row_399:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_382
+	JAE        pf_skip_414
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_382
+	JAE        pf_skip_414
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_380
+	JBE        pf_row_400
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_380
+	JBE        pf_row_400
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_380
+	JBE        pf_row_400
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_380
+	JBE        pf_row_400
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -79948,19 +83892,19 @@ pf_row_379:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_380
+	JBE        pf_row_400
 	PREFETCHT1 1024(R9)
 
-pf_row_380:
+pf_row_400:
 	ADDQ stride+96(FP), R9
 
-pf_skip_382:
+pf_skip_414:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_23
+	JNZ  pv4_row_29
 
-pv4_merge_23:
+pv4_merge_29:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -79974,15 +83918,15 @@ pv4_merge_23:
 	VMOVUPS Z6, (BX)(DX*1)
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 96(SP)
-	JMP     pv4_block_23
+	JMP     pv4_block_29
 
-pv4_next_23:
-pv4_block_24:
+pv4_next_29:
+pv4_block_30:
 	MOVQ    96(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv4_next_24
+	JL      pv4_next_30
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -79997,9 +83941,9 @@ pv4_block_24:
 	ADDQ    80(SP), SI
 	MOVQ    88(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_24
+	JZ      pv4_merge_30
 
-pv4_row_24:
+pv4_row_30:
 	VCVTPH2PS    (SI), Z4
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -80010,26 +83954,26 @@ pv4_row_24:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_383
+	JAE          pf_skip_415
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_381
+	JBE          pf_row_401
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_381
+	JBE          pf_row_401
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_381
+	JBE          pf_row_401
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_381
+	JBE          pf_row_401
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -80039,34 +83983,34 @@ pv4_row_24:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_381
+	JBE          pf_row_401
 	PREFETCHT1   1024(R9)
 
-pf_row_381:
+pf_row_401:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_383
+	JAE        pf_skip_415
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_383
+	JAE        pf_skip_415
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_382
+	JBE        pf_row_402
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_382
+	JBE        pf_row_402
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_382
+	JBE        pf_row_402
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_382
+	JBE        pf_row_402
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -80076,19 +84020,19 @@ pf_row_381:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_382
+	JBE        pf_row_402
 	PREFETCHT1 1024(R9)
 
-pf_row_382:
+pf_row_402:
 	ADDQ stride+96(FP), R9
 
-pf_skip_383:
+pf_skip_415:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_24
+	JNZ  pv4_row_30
 
-pv4_merge_24:
+pv4_merge_30:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -80098,20 +84042,20 @@ pv4_merge_24:
 	MOVQ    64(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 96(SP)
-	JMP     pv4_block_24
+	JMP     pv4_block_30
 
-pv4_next_24:
+pv4_next_30:
 	MOVQ R9, 216(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_46
+	JMP  pv_52
 
-pv_done_46:
-pv_47:
+pv_done_52:
+pv_53:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_47
+	JGE   pv_done_53
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -80200,26 +84144,26 @@ pv2_pair_58:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_384
+	JAE          pf_skip_416
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_383
+	JBE          pf_row_403
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_383
+	JBE          pf_row_403
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_383
+	JBE          pf_row_403
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_383
+	JBE          pf_row_403
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -80229,34 +84173,34 @@ pv2_pair_58:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_383
+	JBE          pf_row_403
 	PREFETCHT1   1024(R10)
 
-pf_row_383:
+pf_row_403:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_384
+	JAE        pf_skip_416
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_384
+	JAE        pf_skip_416
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_384
+	JBE        pf_row_404
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_384
+	JBE        pf_row_404
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_384
+	JBE        pf_row_404
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_384
+	JBE        pf_row_404
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -80266,13 +84210,13 @@ pf_row_383:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_384
+	JBE        pf_row_404
 	PREFETCHT1 1024(R10)
 
-pf_row_384:
+pf_row_404:
 	ADDQ stride+96(FP), R10
 
-pf_skip_384:
+pf_skip_416:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -80366,26 +84310,26 @@ pv2_pair_59:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_385
+	JAE          pf_skip_417
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_385
+	JBE          pf_row_405
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_385
+	JBE          pf_row_405
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_385
+	JBE          pf_row_405
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_385
+	JBE          pf_row_405
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -80395,34 +84339,34 @@ pv2_pair_59:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_385
+	JBE          pf_row_405
 	PREFETCHT1   1024(R10)
 
-pf_row_385:
+pf_row_405:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_385
+	JAE        pf_skip_417
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_385
+	JAE        pf_skip_417
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_386
+	JBE        pf_row_406
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_386
+	JBE        pf_row_406
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_386
+	JBE        pf_row_406
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_386
+	JBE        pf_row_406
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -80432,13 +84376,13 @@ pf_row_385:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_386
+	JBE        pf_row_406
 	PREFETCHT1 1024(R10)
 
-pf_row_386:
+pf_row_406:
 	ADDQ stride+96(FP), R10
 
-pf_skip_385:
+pf_skip_417:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -80508,26 +84452,26 @@ pv2_pair_60:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_386
+	JAE          pf_skip_418
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_387
+	JBE          pf_row_407
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_387
+	JBE          pf_row_407
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_387
+	JBE          pf_row_407
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_387
+	JBE          pf_row_407
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -80537,34 +84481,34 @@ pv2_pair_60:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_387
+	JBE          pf_row_407
 	PREFETCHT1   1024(R10)
 
-pf_row_387:
+pf_row_407:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_386
+	JAE        pf_skip_418
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_386
+	JAE        pf_skip_418
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_388
+	JBE        pf_row_408
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_388
+	JBE        pf_row_408
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_388
+	JBE        pf_row_408
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_388
+	JBE        pf_row_408
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -80574,13 +84518,13 @@ pf_row_387:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_388
+	JBE        pf_row_408
 	PREFETCHT1 1024(R10)
 
-pf_row_388:
+pf_row_408:
 	ADDQ stride+96(FP), R10
 
-pf_skip_386:
+pf_skip_418:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -80613,14 +84557,14 @@ pv2_merge_60:
 pv2_next_60:
 	MOVQ R10, 216(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_47
+	JMP  pv_53
 
-pv_done_47:
-pv_48:
+pv_done_53:
+pv_54:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_48
+	JGE   pv_done_54
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -81254,9 +85198,9 @@ pv_merge_212:
 pv_next_212:
 first_done_10:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_48
+	JMP  pv_54
 
-pv_done_48:
+pv_done_54:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -81389,11 +85333,11 @@ tile_21:
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_49:
+scores_55:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_99
+	JGE     scores_done_105
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -81516,29 +85460,29 @@ scores_q8_11:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_387
+	JNZ          pf_skip_419
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 208(SP)
-	JAE          pf_skip_387
+	JAE          pf_skip_419
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_389
+	JBE          pf_row_409
 	PREFETCHT1   128(DI)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_389
+	JBE          pf_row_409
 	PREFETCHT1   192(DI)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_389
+	JBE          pf_row_409
 	PREFETCHT1   256(DI)
 	PREFETCHT1   320(DI)
 	PREFETCHT1   384(DI)
 	PREFETCHT1   448(DI)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_389
+	JBE          pf_row_409
 	PREFETCHT1   512(DI)
 	PREFETCHT1   576(DI)
 	PREFETCHT1   640(DI)
@@ -81548,34 +85492,34 @@ scores_q8_11:
 	PREFETCHT1   896(DI)
 	PREFETCHT1   960(DI)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_389
+	JBE          pf_row_409
 	PREFETCHT1   1024(DI)
 
-pf_row_389:
+pf_row_409:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_387
+	JAE        pf_skip_419
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_387
+	JAE        pf_skip_419
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_390
+	JBE        pf_row_410
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_390
+	JBE        pf_row_410
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_390
+	JBE        pf_row_410
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_390
+	JBE        pf_row_410
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -81585,13 +85529,13 @@ pf_row_389:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_390
+	JBE        pf_row_410
 	PREFETCHT1 1024(DI)
 
-pf_row_390:
+pf_row_410:
 	ADDQ stride+96(FP), DI
 
-pf_skip_387:
+pf_skip_419:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -81617,7 +85561,7 @@ pf_skip_387:
 
 scores_by1_51:
 	TESTQ  BX, BX
-	JZ     scores_done_100
+	JZ     scores_done_106
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -81655,7 +85599,7 @@ scores_chunk1_51:
 	ADDQ         SI, DX
 	JMP          scores_by1_51
 
-scores_done_100:
+scores_done_106:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -81672,9 +85616,9 @@ scores_done_100:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_49
+	JMP          scores_55
 
-scores_done_99:
+scores_done_105:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_41:
@@ -82168,11 +86112,11 @@ exp_done_70:
 softmax_done_42:
 	MOVQ $0x00000000, 32(SP)
 
-pv_49:
+pv_55:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_49
+	JGE   pv_done_55
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -82247,29 +86191,29 @@ pv_single_213:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_388
+	JNZ          pf_skip_420
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_388
+	JAE          pf_skip_420
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_391
+	JBE          pf_row_411
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_391
+	JBE          pf_row_411
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_391
+	JBE          pf_row_411
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_391
+	JBE          pf_row_411
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -82279,34 +86223,34 @@ pv_single_213:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_391
+	JBE          pf_row_411
 	PREFETCHT1   1024(R8)
 
-pf_row_391:
+pf_row_411:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_388
+	JAE        pf_skip_420
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_388
+	JAE        pf_skip_420
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_392
+	JBE        pf_row_412
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_392
+	JBE        pf_row_412
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_392
+	JBE        pf_row_412
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_392
+	JBE        pf_row_412
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -82316,13 +86260,13 @@ pf_row_391:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_392
+	JBE        pf_row_412
 	PREFETCHT1 1024(R8)
 
-pf_row_392:
+pf_row_412:
 	ADDQ stride+96(FP), R8
 
-pf_skip_388:
+pf_skip_420:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -82399,29 +86343,29 @@ pv_pair_214:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_389
+	JNZ          pf_skip_421
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_389
+	JAE          pf_skip_421
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_393
+	JBE          pf_row_413
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_393
+	JBE          pf_row_413
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_393
+	JBE          pf_row_413
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_393
+	JBE          pf_row_413
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -82431,34 +86375,34 @@ pv_pair_214:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_393
+	JBE          pf_row_413
 	PREFETCHT1   1024(R8)
 
-pf_row_393:
+pf_row_413:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_389
+	JAE        pf_skip_421
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_389
+	JAE        pf_skip_421
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_394
+	JBE        pf_row_414
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_394
+	JBE        pf_row_414
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_394
+	JBE        pf_row_414
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_394
+	JBE        pf_row_414
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -82468,13 +86412,13 @@ pf_row_393:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_394
+	JBE        pf_row_414
 	PREFETCHT1 1024(R8)
 
-pf_row_394:
+pf_row_414:
 	ADDQ stride+96(FP), R8
 
-pf_skip_389:
+pf_skip_421:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -82502,29 +86446,29 @@ pv_single_214:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_390
+	JNZ          pf_skip_422
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_390
+	JAE          pf_skip_422
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_395
+	JBE          pf_row_415
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_395
+	JBE          pf_row_415
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_395
+	JBE          pf_row_415
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_395
+	JBE          pf_row_415
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -82534,34 +86478,34 @@ pv_single_214:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_395
+	JBE          pf_row_415
 	PREFETCHT1   1024(R8)
 
-pf_row_395:
+pf_row_415:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_390
+	JAE        pf_skip_422
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_390
+	JAE        pf_skip_422
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_396
+	JBE        pf_row_416
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_396
+	JBE        pf_row_416
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_396
+	JBE        pf_row_416
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_396
+	JBE        pf_row_416
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -82571,13 +86515,13 @@ pf_row_395:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_396
+	JBE        pf_row_416
 	PREFETCHT1 1024(R8)
 
-pf_row_396:
+pf_row_416:
 	ADDQ stride+96(FP), R8
 
-pf_skip_390:
+pf_skip_422:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -82618,29 +86562,29 @@ pv_pair_215:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_391
+	JNZ          pf_skip_423
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_391
+	JAE          pf_skip_423
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_397
+	JBE          pf_row_417
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_397
+	JBE          pf_row_417
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_397
+	JBE          pf_row_417
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_397
+	JBE          pf_row_417
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -82650,34 +86594,34 @@ pv_pair_215:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_397
+	JBE          pf_row_417
 	PREFETCHT1   1024(R8)
 
-pf_row_397:
+pf_row_417:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_391
+	JAE        pf_skip_423
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_391
+	JAE        pf_skip_423
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_398
+	JBE        pf_row_418
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_398
+	JBE        pf_row_418
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_398
+	JBE        pf_row_418
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_398
+	JBE        pf_row_418
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -82687,13 +86631,13 @@ pf_row_397:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_398
+	JBE        pf_row_418
 	PREFETCHT1 1024(R8)
 
-pf_row_398:
+pf_row_418:
 	ADDQ stride+96(FP), R8
 
-pf_skip_391:
+pf_skip_423:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -82705,29 +86649,29 @@ pv_single_215:
 	JZ           pv_merge_215
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_392
+	JNZ          pf_skip_424
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_392
+	JAE          pf_skip_424
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_399
+	JBE          pf_row_419
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_399
+	JBE          pf_row_419
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_399
+	JBE          pf_row_419
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_399
+	JBE          pf_row_419
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -82737,34 +86681,34 @@ pv_single_215:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_399
+	JBE          pf_row_419
 	PREFETCHT1   1024(R8)
 
-pf_row_399:
+pf_row_419:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_392
+	JAE        pf_skip_424
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_392
+	JAE        pf_skip_424
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_400
+	JBE        pf_row_420
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_400
+	JBE        pf_row_420
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_400
+	JBE        pf_row_420
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_400
+	JBE        pf_row_420
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -82774,13 +86718,13 @@ pf_row_399:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_400
+	JBE        pf_row_420
 	PREFETCHT1 1024(R8)
 
-pf_row_400:
+pf_row_420:
 	ADDQ stride+96(FP), R8
 
-pf_skip_392:
+pf_skip_424:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -82815,29 +86759,29 @@ pv_pair_216:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_393
+	JNZ          pf_skip_425
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_393
+	JAE          pf_skip_425
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_401
+	JBE          pf_row_421
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_401
+	JBE          pf_row_421
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_401
+	JBE          pf_row_421
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_401
+	JBE          pf_row_421
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -82847,34 +86791,34 @@ pv_pair_216:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_401
+	JBE          pf_row_421
 	PREFETCHT1   1024(R8)
 
-pf_row_401:
+pf_row_421:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_393
+	JAE        pf_skip_425
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_393
+	JAE        pf_skip_425
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_402
+	JBE        pf_row_422
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_402
+	JBE        pf_row_422
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_402
+	JBE        pf_row_422
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_402
+	JBE        pf_row_422
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -82884,13 +86828,13 @@ pf_row_401:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_402
+	JBE        pf_row_422
 	PREFETCHT1 1024(R8)
 
-pf_row_402:
+pf_row_422:
 	ADDQ stride+96(FP), R8
 
-pf_skip_393:
+pf_skip_425:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -82902,29 +86846,29 @@ pv_single_216:
 	JZ           pv_merge_216
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_394
+	JNZ          pf_skip_426
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_394
+	JAE          pf_skip_426
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_403
+	JBE          pf_row_423
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_403
+	JBE          pf_row_423
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_403
+	JBE          pf_row_423
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_403
+	JBE          pf_row_423
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -82934,34 +86878,34 @@ pv_single_216:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_403
+	JBE          pf_row_423
 	PREFETCHT1   1024(R8)
 
-pf_row_403:
+pf_row_423:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_394
+	JAE        pf_skip_426
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_394
+	JAE        pf_skip_426
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_404
+	JBE        pf_row_424
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_404
+	JBE        pf_row_424
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_404
+	JBE        pf_row_424
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_404
+	JBE        pf_row_424
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -82971,13 +86915,13 @@ pf_row_403:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_404
+	JBE        pf_row_424
 	PREFETCHT1 1024(R8)
 
-pf_row_404:
+pf_row_424:
 	ADDQ stride+96(FP), R8
 
-pf_skip_394:
+pf_skip_426:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -82993,9 +86937,9 @@ pv_next_216:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_49
+	JMP  pv_55
 
-pv_done_49:
+pv_done_55:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -83128,11 +87072,11 @@ tile_22:
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_50:
+scores_56:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_101
+	JGE     scores_done_107
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -83255,29 +87199,29 @@ scores_q8_12:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_395
+	JNZ          pf_skip_427
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 208(SP)
-	JAE          pf_skip_395
+	JAE          pf_skip_427
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_405
+	JBE          pf_row_425
 	PREFETCHT1   128(DI)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_405
+	JBE          pf_row_425
 	PREFETCHT1   192(DI)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_405
+	JBE          pf_row_425
 	PREFETCHT1   256(DI)
 	PREFETCHT1   320(DI)
 	PREFETCHT1   384(DI)
 	PREFETCHT1   448(DI)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_405
+	JBE          pf_row_425
 	PREFETCHT1   512(DI)
 	PREFETCHT1   576(DI)
 	PREFETCHT1   640(DI)
@@ -83287,34 +87231,34 @@ scores_q8_12:
 	PREFETCHT1   896(DI)
 	PREFETCHT1   960(DI)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_405
+	JBE          pf_row_425
 	PREFETCHT1   1024(DI)
 
-pf_row_405:
+pf_row_425:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_395
+	JAE        pf_skip_427
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_395
+	JAE        pf_skip_427
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_406
+	JBE        pf_row_426
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_406
+	JBE        pf_row_426
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_406
+	JBE        pf_row_426
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_406
+	JBE        pf_row_426
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -83324,13 +87268,13 @@ pf_row_405:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_406
+	JBE        pf_row_426
 	PREFETCHT1 1024(DI)
 
-pf_row_406:
+pf_row_426:
 	ADDQ stride+96(FP), DI
 
-pf_skip_395:
+pf_skip_427:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -83356,7 +87300,7 @@ pf_skip_395:
 
 scores_by1_52:
 	TESTQ  BX, BX
-	JZ     scores_done_102
+	JZ     scores_done_108
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -83394,7 +87338,7 @@ scores_chunk1_52:
 	ADDQ         SI, DX
 	JMP          scores_by1_52
 
-scores_done_102:
+scores_done_108:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -83411,9 +87355,9 @@ scores_done_102:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_50
+	JMP          scores_56
 
-scores_done_101:
+scores_done_107:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_43:
@@ -83844,11 +87788,11 @@ exp_done_72:
 softmax_done_44:
 	MOVQ $0x00000000, 32(SP)
 
-pv_50:
+pv_56:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_50
+	JGE   pv_done_56
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -83923,29 +87867,29 @@ pv_single_217:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_396
+	JNZ          pf_skip_428
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_396
+	JAE          pf_skip_428
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_407
+	JBE          pf_row_427
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_407
+	JBE          pf_row_427
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_407
+	JBE          pf_row_427
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_407
+	JBE          pf_row_427
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -83955,34 +87899,34 @@ pv_single_217:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_407
+	JBE          pf_row_427
 	PREFETCHT1   1024(R8)
 
-pf_row_407:
+pf_row_427:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_396
+	JAE        pf_skip_428
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_396
+	JAE        pf_skip_428
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_408
+	JBE        pf_row_428
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_408
+	JBE        pf_row_428
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_408
+	JBE        pf_row_428
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_408
+	JBE        pf_row_428
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -83992,13 +87936,13 @@ pf_row_407:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_408
+	JBE        pf_row_428
 	PREFETCHT1 1024(R8)
 
-pf_row_408:
+pf_row_428:
 	ADDQ stride+96(FP), R8
 
-pf_skip_396:
+pf_skip_428:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -84075,29 +88019,29 @@ pv_pair_218:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_397
+	JNZ          pf_skip_429
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_397
+	JAE          pf_skip_429
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_409
+	JBE          pf_row_429
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_409
+	JBE          pf_row_429
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_409
+	JBE          pf_row_429
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_409
+	JBE          pf_row_429
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -84107,34 +88051,34 @@ pv_pair_218:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_409
+	JBE          pf_row_429
 	PREFETCHT1   1024(R8)
 
-pf_row_409:
+pf_row_429:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_397
+	JAE        pf_skip_429
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_397
+	JAE        pf_skip_429
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_410
+	JBE        pf_row_430
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_410
+	JBE        pf_row_430
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_410
+	JBE        pf_row_430
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_410
+	JBE        pf_row_430
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -84144,13 +88088,13 @@ pf_row_409:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_410
+	JBE        pf_row_430
 	PREFETCHT1 1024(R8)
 
-pf_row_410:
+pf_row_430:
 	ADDQ stride+96(FP), R8
 
-pf_skip_397:
+pf_skip_429:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -84178,29 +88122,29 @@ pv_single_218:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_398
+	JNZ          pf_skip_430
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_398
+	JAE          pf_skip_430
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_411
+	JBE          pf_row_431
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_411
+	JBE          pf_row_431
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_411
+	JBE          pf_row_431
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_411
+	JBE          pf_row_431
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -84210,34 +88154,34 @@ pv_single_218:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_411
+	JBE          pf_row_431
 	PREFETCHT1   1024(R8)
 
-pf_row_411:
+pf_row_431:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_398
+	JAE        pf_skip_430
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_398
+	JAE        pf_skip_430
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_412
+	JBE        pf_row_432
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_412
+	JBE        pf_row_432
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_412
+	JBE        pf_row_432
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_412
+	JBE        pf_row_432
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -84247,13 +88191,13 @@ pf_row_411:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_412
+	JBE        pf_row_432
 	PREFETCHT1 1024(R8)
 
-pf_row_412:
+pf_row_432:
 	ADDQ stride+96(FP), R8
 
-pf_skip_398:
+pf_skip_430:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -84294,29 +88238,29 @@ pv_pair_219:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_399
+	JNZ          pf_skip_431
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_399
+	JAE          pf_skip_431
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_413
+	JBE          pf_row_433
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_413
+	JBE          pf_row_433
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_413
+	JBE          pf_row_433
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_413
+	JBE          pf_row_433
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -84326,34 +88270,34 @@ pv_pair_219:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_413
+	JBE          pf_row_433
 	PREFETCHT1   1024(R8)
 
-pf_row_413:
+pf_row_433:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_399
+	JAE        pf_skip_431
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_399
+	JAE        pf_skip_431
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_414
+	JBE        pf_row_434
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_414
+	JBE        pf_row_434
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_414
+	JBE        pf_row_434
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_414
+	JBE        pf_row_434
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -84363,13 +88307,13 @@ pf_row_413:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_414
+	JBE        pf_row_434
 	PREFETCHT1 1024(R8)
 
-pf_row_414:
+pf_row_434:
 	ADDQ stride+96(FP), R8
 
-pf_skip_399:
+pf_skip_431:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -84381,29 +88325,29 @@ pv_single_219:
 	JZ           pv_merge_219
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_400
+	JNZ          pf_skip_432
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_400
+	JAE          pf_skip_432
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_415
+	JBE          pf_row_435
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_415
+	JBE          pf_row_435
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_415
+	JBE          pf_row_435
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_415
+	JBE          pf_row_435
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -84413,34 +88357,34 @@ pv_single_219:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_415
+	JBE          pf_row_435
 	PREFETCHT1   1024(R8)
 
-pf_row_415:
+pf_row_435:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_400
+	JAE        pf_skip_432
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_400
+	JAE        pf_skip_432
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_416
+	JBE        pf_row_436
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_416
+	JBE        pf_row_436
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_416
+	JBE        pf_row_436
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_416
+	JBE        pf_row_436
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -84450,13 +88394,13 @@ pf_row_415:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_416
+	JBE        pf_row_436
 	PREFETCHT1 1024(R8)
 
-pf_row_416:
+pf_row_436:
 	ADDQ stride+96(FP), R8
 
-pf_skip_400:
+pf_skip_432:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -84491,29 +88435,29 @@ pv_pair_220:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_401
+	JNZ          pf_skip_433
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_401
+	JAE          pf_skip_433
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_417
+	JBE          pf_row_437
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_417
+	JBE          pf_row_437
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_417
+	JBE          pf_row_437
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_417
+	JBE          pf_row_437
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -84523,34 +88467,34 @@ pv_pair_220:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_417
+	JBE          pf_row_437
 	PREFETCHT1   1024(R8)
 
-pf_row_417:
+pf_row_437:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_401
+	JAE        pf_skip_433
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_401
+	JAE        pf_skip_433
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_418
+	JBE        pf_row_438
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_418
+	JBE        pf_row_438
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_418
+	JBE        pf_row_438
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_418
+	JBE        pf_row_438
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -84560,13 +88504,13 @@ pf_row_417:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_418
+	JBE        pf_row_438
 	PREFETCHT1 1024(R8)
 
-pf_row_418:
+pf_row_438:
 	ADDQ stride+96(FP), R8
 
-pf_skip_401:
+pf_skip_433:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -84578,29 +88522,29 @@ pv_single_220:
 	JZ           pv_merge_220
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_402
+	JNZ          pf_skip_434
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_402
+	JAE          pf_skip_434
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_419
+	JBE          pf_row_439
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_419
+	JBE          pf_row_439
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_419
+	JBE          pf_row_439
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_419
+	JBE          pf_row_439
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -84610,34 +88554,34 @@ pv_single_220:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_419
+	JBE          pf_row_439
 	PREFETCHT1   1024(R8)
 
-pf_row_419:
+pf_row_439:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_402
+	JAE        pf_skip_434
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_402
+	JAE        pf_skip_434
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_420
+	JBE        pf_row_440
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_420
+	JBE        pf_row_440
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_420
+	JBE        pf_row_440
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_420
+	JBE        pf_row_440
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -84647,13 +88591,13 @@ pf_row_419:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_420
+	JBE        pf_row_440
 	PREFETCHT1 1024(R8)
 
-pf_row_420:
+pf_row_440:
 	ADDQ stride+96(FP), R8
 
-pf_skip_402:
+pf_skip_434:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -84669,9 +88613,9 @@ pv_next_220:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_50
+	JMP  pv_56
 
-pv_done_50:
+pv_done_56:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -84802,11 +88746,11 @@ tile_23:
 	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_51:
+scores_57:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_103
+	JGE     scores_done_109
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -84905,26 +88849,26 @@ scores_q8_13:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 208(SP)
-	JAE             pf_skip_403
+	JAE             pf_skip_435
 	MOVQ            DI, R13
 	ANDQ            $0x0000003f, R13
 	ADDQ            232(SP), R13
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	CMPQ            R13, $0x00000080
-	JBE             pf_row_421
+	JBE             pf_row_441
 	PREFETCHT1      128(DI)
 	CMPQ            R13, $0x000000c0
-	JBE             pf_row_421
+	JBE             pf_row_441
 	PREFETCHT1      192(DI)
 	CMPQ            R13, $0x00000100
-	JBE             pf_row_421
+	JBE             pf_row_441
 	PREFETCHT1      256(DI)
 	PREFETCHT1      320(DI)
 	PREFETCHT1      384(DI)
 	PREFETCHT1      448(DI)
 	CMPQ            R13, $0x00000200
-	JBE             pf_row_421
+	JBE             pf_row_441
 	PREFETCHT1      512(DI)
 	PREFETCHT1      576(DI)
 	PREFETCHT1      640(DI)
@@ -84934,34 +88878,34 @@ scores_q8_13:
 	PREFETCHT1      896(DI)
 	PREFETCHT1      960(DI)
 	CMPQ            R13, $0x00000400
-	JBE             pf_row_421
+	JBE             pf_row_441
 	PREFETCHT1      1024(DI)
 
-pf_row_421:
+pf_row_441:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_403
+	JAE        pf_skip_435
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_403
+	JAE        pf_skip_435
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_422
+	JBE        pf_row_442
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_422
+	JBE        pf_row_442
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_422
+	JBE        pf_row_442
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_422
+	JBE        pf_row_442
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -84971,13 +88915,13 @@ pf_row_421:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_422
+	JBE        pf_row_442
 	PREFETCHT1 1024(DI)
 
-pf_row_422:
+pf_row_442:
 	ADDQ stride+96(FP), DI
 
-pf_skip_403:
+pf_skip_435:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -85008,7 +88952,7 @@ pf_skip_403:
 
 scores_by1_53:
 	TESTQ   BX, BX
-	JZ      scores_done_104
+	JZ      scores_done_110
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    232(SP), R12
@@ -85051,7 +88995,7 @@ scores_chunk1_53:
 	ADDQ          SI, DX
 	JMP           scores_by1_53
 
-scores_done_104:
+scores_done_110:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -85180,7 +89124,7 @@ scores_q8_14:
 
 scores_by1_54:
 	TESTQ   BX, BX
-	JZ      scores_done_105
+	JZ      scores_done_111
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    232(SP), R11
@@ -85223,7 +89167,7 @@ scores_chunk1_54:
 	ADDQ          SI, DX
 	JMP           scores_by1_54
 
-scores_done_105:
+scores_done_111:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -85240,9 +89184,9 @@ scores_done_105:
 
 scores_first_done_11:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_51
+	JMP  scores_57
 
-scores_done_103:
+scores_done_109:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_45:
@@ -85712,11 +89656,11 @@ exp_done_74:
 softmax_done_46:
 	MOVQ $0x00000000, 32(SP)
 
-pv_51:
+pv_57:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_51
+	JGE   pv_done_57
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -86594,9 +90538,9 @@ pv_merge_228:
 pv_next_228:
 first_done_11:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_51
+	JMP  pv_57
 
-pv_done_51:
+pv_done_57:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -86727,11 +90671,11 @@ tile_24:
 	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_52:
+scores_58:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_106
+	JGE     scores_done_112
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -86830,26 +90774,26 @@ scores_q8_15:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 208(SP)
-	JAE             pf_skip_404
+	JAE             pf_skip_436
 	MOVQ            DI, R13
 	ANDQ            $0x0000003f, R13
 	ADDQ            232(SP), R13
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	CMPQ            R13, $0x00000080
-	JBE             pf_row_423
+	JBE             pf_row_443
 	PREFETCHT1      128(DI)
 	CMPQ            R13, $0x000000c0
-	JBE             pf_row_423
+	JBE             pf_row_443
 	PREFETCHT1      192(DI)
 	CMPQ            R13, $0x00000100
-	JBE             pf_row_423
+	JBE             pf_row_443
 	PREFETCHT1      256(DI)
 	PREFETCHT1      320(DI)
 	PREFETCHT1      384(DI)
 	PREFETCHT1      448(DI)
 	CMPQ            R13, $0x00000200
-	JBE             pf_row_423
+	JBE             pf_row_443
 	PREFETCHT1      512(DI)
 	PREFETCHT1      576(DI)
 	PREFETCHT1      640(DI)
@@ -86859,34 +90803,34 @@ scores_q8_15:
 	PREFETCHT1      896(DI)
 	PREFETCHT1      960(DI)
 	CMPQ            R13, $0x00000400
-	JBE             pf_row_423
+	JBE             pf_row_443
 	PREFETCHT1      1024(DI)
 
-pf_row_423:
+pf_row_443:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_404
+	JAE        pf_skip_436
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_404
+	JAE        pf_skip_436
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_424
+	JBE        pf_row_444
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_424
+	JBE        pf_row_444
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_424
+	JBE        pf_row_444
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_424
+	JBE        pf_row_444
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -86896,13 +90840,13 @@ pf_row_423:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_424
+	JBE        pf_row_444
 	PREFETCHT1 1024(DI)
 
-pf_row_424:
+pf_row_444:
 	ADDQ stride+96(FP), DI
 
-pf_skip_404:
+pf_skip_436:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -86933,7 +90877,7 @@ pf_skip_404:
 
 scores_by1_55:
 	TESTQ   BX, BX
-	JZ      scores_done_107
+	JZ      scores_done_113
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    232(SP), R12
@@ -86976,7 +90920,7 @@ scores_chunk1_55:
 	ADDQ          SI, DX
 	JMP           scores_by1_55
 
-scores_done_107:
+scores_done_113:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -87105,7 +91049,7 @@ scores_q8_16:
 
 scores_by1_56:
 	TESTQ   BX, BX
-	JZ      scores_done_108
+	JZ      scores_done_114
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    232(SP), R11
@@ -87148,7 +91092,7 @@ scores_chunk1_56:
 	ADDQ          SI, DX
 	JMP           scores_by1_56
 
-scores_done_108:
+scores_done_114:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -87165,9 +91109,9 @@ scores_done_108:
 
 scores_first_done_12:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_52
+	JMP  scores_58
 
-scores_done_106:
+scores_done_112:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_47:
@@ -87610,11 +91554,11 @@ exp_done_76:
 softmax_done_48:
 	MOVQ $0x00000000, 32(SP)
 
-pv_52:
+pv_58:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_52
+	JGE   pv_done_58
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -88492,9 +92436,9 @@ pv_merge_236:
 pv_next_236:
 first_done_12:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_52
+	JMP  pv_58
 
-pv_done_52:
+pv_done_58:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX

@@ -23,10 +23,13 @@ const (
 	// have that path (head-major AVX-512 f16, AVX2 f32: the generator's
 	// lonePipelined, lonePipelinedOn).
 	modeLonePipe flashMode = 1 << iota
-	// modeOcts: a group's heads eight at a time while eight remain, before
-	// the quads, in the kernels that have octs (AVX-512 f16: the
-	// generator's octs, octsOn).
-	modeOcts
+	// modeWide: an f16 group's heads as many at a time as share a widened
+	// vector (AVX-512 eight, then quads; AVX2 four, then pairs) while that
+	// many remain (the generator's wide, wideOn).
+	modeWide
+	// modePaced: the AVX-512 f16 quads' prefetch paced to their reads, two
+	// lines a step, not four (the generator's pacedLines, wideOn).
+	modePaced
 )
 
 // String names the paths in m, for test failures and listings.
@@ -35,10 +38,15 @@ func (m flashMode) String() string {
 	if m&modeLonePipe != 0 {
 		s = "lone pipelined"
 	}
-	if m&modeOcts != 0 {
-		return s + ", octs"
+	if m&modeWide != 0 {
+		s += ", wide sets"
+	} else {
+		s += ", narrow sets"
 	}
-	return s + ", quads"
+	if m&modePaced != 0 {
+		return s + ", paced quads"
+	}
+	return s + ", quads at four lines"
 }
 
 // naiveFunc runs the materialized decode for one query head.
@@ -70,11 +78,13 @@ func Impls() []Impl { return impls }
 // the results are the same (the gate checks both).
 func LonePipelined() bool { return anyMode(modeLonePipe) }
 
-// Octs reports whether a GQA group takes its query heads eight at a time
-// on this CPU, in the tiers that can (AVX-512 f16): chosen once, from the
-// CPU's vendor, where it was measured faster. Otherwise four at a time.
-// Either way the results are the same (the gate checks both).
-func Octs() bool { return anyMode(modeOcts) }
+// WideGroups reports whether a GQA group over an f16 cache takes its query
+// heads as many at a time as share a widened vector on this CPU (AVX-512
+// eight, AVX2 four), with its prefetch paced to its reads: chosen once,
+// from the CPU's vendor, where it was measured faster. Otherwise AVX-512
+// four at a time and AVX2 two. Either way the results are the same (the
+// gate checks every path).
+func WideGroups() bool { return anyMode(modeWide) }
 
 func anyMode(m flashMode) bool {
 	for _, im := range impls {

@@ -679,7 +679,7 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 // f16 group's scores run about as fast as that loop: what they lose is
 // the widening (about a fifth) and the tree, not the kernel's own
 // bookkeeping.
-func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher) [4]VecVirtual {
+func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher, lines int) [4]VecVirtual {
 	pf.hold()
 	defer pf.release()
 	g := newGroup(4, tmp, q, qs, buf, bs, k, cnt)
@@ -723,7 +723,7 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 				VFMADD231PS(kr, qv[h], acc[h][i])
 			}
 		}
-		pf.step()
+		pf.stepN(lines)
 	})
 	sc := YMM()
 	VBROADCASTSS(scale, sc)
@@ -761,47 +761,96 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 	return m
 }
 
-// octs reports whether t has a path that takes a GQA group's heads eight
-// at a time (scores8, pv8) while eight remain, before the quads: AVX-512
-// f16, head- or position-major; a call takes it where the caller asks
-// (the mode argument's modeOcts bit; octsOn in decode_amd64.go: Intel, not
-// AMD). A quad widens each K or V vector for four FMAs, an oct for eight.
+// wide reports whether t has the wide path for the GQA groups over an
+// f16 cache: a group's heads wideHeads at a time (scoresWide, pvWide) while
+// that many remain, every K and V vector widened once for all of them:
+// eight on AVX-512 (then its quads), four on AVX2 (then its pairs). A call
+// takes it where the caller asks (the mode argument's modeWide bit; wideOn
+// in decode_amd64.go: Intel, not yet measured on AMD).
+//
 // On an Intel Xeon (family 6 model 207) VCVTPH2PS zmm is two µops on ports
-// 0 and 5, the ports of the 512-bit FMAs: a quad's scores issue 4 FMAs
-// and 2 widening µops a vector (its P·V the same), an oct's 8 and 2, and
-// a cpu-clock profile of f16 64:8 in L3 had a third of the kernel's
-// samples on pv4's row loop. Octs there (one thread, hd 128 unless said,
-// sweeps alternated, 3 rounds, time over the quads'): in L3 (ctx 1024)
-// 64:8 0.68 and 0.72 (two sets; rounds 0.63–0.72 but one noisy 1.22),
-// from 30 % of the paired kv-read to 40–41 %; position-major 0.74; ctx 4096
-// 0.87 (position-major 0.92); hd 256 0.93, hd 64 0.89–0.97; from DRAM (ctx
-// 32768 --cold) 1.00 (0.94–1.19), where the stream bounds it. Tile size
-// changes an oct little (tk 16 and 32 the same, 64 5 % slower). Where the
-// time goes then (profile, ctx 1024): scores8 half (its reductions and
-// stores a third of that), pv8 a third, the softmax the rest.
-func (t tier) octs() bool { return t.W == 16 && t.kv.size == 2 }
+// 0 and 5, the ports of the 512-bit FMAs: a quad's scores issue 4 FMAs and
+// 2 widening µops a vector (its P·V the same), an oct's 8 and 2, and a
+// cpu-clock profile of AVX-512 f16 64:8 in L3 had a third of the kernel's
+// samples on pv4's row loop. There (one thread, hd 128 unless said, sweeps
+// alternated, 3 rounds, time over the narrower sets'):
+//
+//   - AVX-512, eight heads against two quads (each prefetch step then four
+//     lines): in L3 (ctx 1024) 64:8 0.68 and 0.72 (two sets; rounds
+//     0.63–0.72 but one noisy 1.22), from 30 % of the paired kv-read to
+//     40–41 %; position-major 0.74; ctx 4096 0.87 (position-major 0.92);
+//     hd 256 0.93, hd 64 0.89–0.97; from DRAM (ctx 32768 --cold) 1.00
+//     (0.94–1.19), where the stream bounds it: see wideLines.
+//   - AVX2, four heads against two pairs: in L3 32:8 0.91, 64:8 0.73–0.84
+//     (prefetch as the pairs'); with wideLines' pacing, from DRAM 0.87–0.94
+//     (4 rounds; 32:8 72–76 % of the read against 67–69 %, 64:8 46–51
+//     against 39–43) and in L3 0.84–0.92.
+//
+// Tile size changes it little (AVX-512 64:8 in L3: tk 16 and 32 the same,
+// 64 5 % slower). Where an AVX-512 oct's time goes (profile, ctx 1024):
+// scoresWide half (its reductions and stores a third of that), pvWide a
+// third, the softmax the rest.
+func (t tier) wide() bool { return t.kv.size == 2 }
+
+// wideHeads is the heads the wide path takes at a time: 8 (AVX-512), 4
+// (AVX2).
+func (t tier) wideHeads() int { return t.W / 2 }
+
+// wideLines is the lines of prefetch a step of the wide path takes: so
+// paced, a tile streams in over the whole phase that reads the other
+// (this V over the scores, the next K over P·V), not in a burst at its
+// start. AVX-512 (near, T0): one line a step, the bytes of K (V) the step
+// reads. Against two lines, from DRAM (64:8) 0.74–0.79 of the time (67–69
+// % of the paired kv-read against 53–57 %); two against four 0.89–0.90;
+// one against four in L3 (ctx 1024) 0.91–0.98, at ctx 4096 0.87–0.93;
+// none at all (the near stream off) 1.84–1.93. AVX2 (spread T1, every
+// ng-th step): two lines, against four 0.87–0.94 from DRAM, against one
+// 0.94 and 0.77–0.84 (one line 1.06–1.30 of two's time).
+func (t tier) wideLines() int {
+	if t.W == 16 {
+		return 1
+	}
+	return 2
+}
+
+// pacedLines is the lines of prefetch a step of the AVX-512 f16 quads
+// takes where the caller asks for paced quads (the mode argument's
+// modePaced bit; pacedOn in decode_amd64.go: Intel): two, the bytes of K
+// (V) a step reads, where their four (chosen on Zen 5) fetch a 32:8
+// group's tile in the first half of its phase. On the Xeon of wide (32:8,
+// sweeps alternated, 3 rounds, time over four lines'): from DRAM (ctx
+// 32768 --cold) 0.87–0.91 (77–78 % of the paired kv-read against 65–68
+// %); in L3 (ctx 1024, 4096) 0.77–0.93; one line 1.21–1.27 of two's time
+// from DRAM. On Zen 5 two lines had taken 1.02 (32:8) and 1.07 (64:8) of
+// four's time from DRAM (prefetcher's doc). The f32 quads at two lines,
+// on the Xeon from DRAM: 32:8 0.97–1.00, 64:8 1.11–1.18 of the time; not
+// paced.
+const pacedLines = 2
 
 // The flash kernels' mode bits (flashMode in the Go package).
 const (
 	modeLonePipe = 1 << iota
-	modeOcts
+	modeWide
+	modePaced
 )
 
-// scores8 is scores4 for eight heads (octs): each K vector is widened once
-// for eight FMAs, in batches of two keys (16 accumulators, the eight q
-// vectors of a chunk loaded once for both keys). q is addressed from two
-// cursors that walk the row with the keys, heads 0–3 from qp and 4–7 from
-// qp4 = qp + 4·qs. It writes buf + h·bs for every head h and returns the
-// maxima; tmp is 160 bytes.
-func (t tier) scores8(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher) [8]VecVirtual {
+// scoresWide is scores4 for wideHeads heads (wide: eight on AVX-512, four
+// on AVX2): each K vector is widened once for all of them, in batches of
+// two keys (16 zmm or 8 ymm accumulators, the q vectors of a chunk loaded
+// once for both keys). q is addressed from two cursors that walk the row
+// with the keys, heads 0–3 from qp and 4–7 from qp4 = qp + 4·qs. It writes
+// buf + h·bs for every head h and returns the maxima; tmp is 32 + 16·heads
+// bytes.
+func (t tier) scoresWide(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher) []VecVirtual {
+	n := t.wideHeads()
 	pf.hold()
 	defer pf.release()
-	g := newGroup(8, tmp, q, qs, buf, bs, k, cnt)
+	g := newGroup(n, tmp, q, qs, buf, bs, k, cnt)
 	const R = 2 // keys per batch
 	// mx[i]: heads 4i … 4i+3, two lanes each (their batch scores' order);
 	// mx1: the lone keys' maxima.
-	var mx [2]VecVirtual
-	mx1 := make([]VecVirtual, 8)
+	mx := make([]VecVirtual, n/4)
+	mx1 := make([]VecVirtual, n)
 	for i := range mx {
 		mx[i] = YMM()
 		VMOVUPS(KC(CNegInf), mx[i])
@@ -810,21 +859,25 @@ func (t tier) scores8(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 		mx1[h] = XMM()
 		VMOVSS(KC(CNegInf), mx1[h])
 	}
-	by2, by1, done := NewLabel("scores8_by2"), NewLabel("scores8_lone"), NewLabel("scores8_done")
+	by2, by1, done := NewLabel("scoresw_by2"), NewLabel("scoresw_lone"), NewLabel("scoresw_done")
 	Label(by2)
 	CMPQ(g.lLeft, Imm(R))
 	JL(LabelRef(by1))
-	var acc [8][R]VecVirtual
+	acc := make([][R]VecVirtual, n)
 	for h := range acc {
 		for i := range R {
 			acc[h][i] = t.Vec()
 			t.Zero(acc[h][i])
 		}
 	}
-	p0, qp, qp4, qs3 := GP64(), GP64(), GP64(), GP64()
+	p0, qp, qs3 := GP64(), GP64(), GP64()
+	var qp4 GPVirtual
 	MOVQ(g.lRow, p0)
 	MOVQ(g.lq[0], qp)
-	MOVQ(g.lq[4], qp4)
+	if n > 4 {
+		qp4 = GP64()
+		MOVQ(g.lq[4], qp4)
+	}
 	LEAQ(Mem{Base: qs, Index: qs, Scale: 2}, qs3)
 	{
 		e := GP64()
@@ -852,15 +905,15 @@ func (t tier) scores8(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 	body := func(off int) {
 		k0 := t.kvLoad(Mem{Base: p0, Disp: off})
 		k1 := t.kvLoad(Mem{Base: p0, Index: db, Scale: 1, Disp: off})
-		for h := range 8 {
+		for h := range n {
 			qv := t.Vec()
 			VMOVUPS(qAt(h, off*t.ratio()), qv)
 			VFMADD231PS(k0, qv, acc[h][0])
 			VFMADD231PS(k1, qv, acc[h][1])
 		}
-		pf.step()
+		pf.stepN(t.wideLines())
 	}
-	chunk2, odd, chunksDone := NewLabel("scores8_chunk2"), NewLabel("scores8_odd"), NewLabel("scores8_chunks")
+	chunk2, odd, chunksDone := NewLabel("scoresw_chunk2"), NewLabel("scoresw_odd"), NewLabel("scoresw_chunks")
 	CMPQ(p0, g.lEnd2)
 	JAE(LabelRef(odd))
 	Label(chunk2)
@@ -868,7 +921,9 @@ func (t tier) scores8(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 	body(t.kb())
 	ADDQ(U32(2*t.kb()), p0)
 	ADDQ(U32(2*t.kb()*t.ratio()), qp)
-	ADDQ(U32(2*t.kb()*t.ratio()), qp4)
+	if n > 4 {
+		ADDQ(U32(2*t.kb()*t.ratio()), qp4)
+	}
 	CMPQ(p0, g.lEnd2)
 	JB(LabelRef(chunk2))
 	Label(odd)
@@ -882,7 +937,9 @@ func (t tier) scores8(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 	o0, o4, bs3 := GP64(), GP64(), GP64()
 	MOVQ(g.lout[0], o0)
 	LEAQ(Mem{Base: bs, Index: bs, Scale: 2}, bs3)
-	LEAQ(Mem{Base: o0, Index: bs, Scale: 4}, o4)
+	if n > 4 {
+		LEAQ(Mem{Base: o0, Index: bs, Scale: 4}, o4)
+	}
 	outAt := func(h int) Mem {
 		b := o0
 		if h >= 4 {
@@ -898,7 +955,7 @@ func (t tier) scores8(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 		}
 		return Mem{Base: b}
 	}
-	for i := range 2 {
+	for i := range n / 4 {
 		var a [8]VecVirtual
 		for j := range 4 {
 			copy(a[2*j:], acc[4*i+j][:])
@@ -922,15 +979,15 @@ func (t tier) scores8(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 	{
 		o := GP64()
 		MOVQ(g.lout[0], o)
-		for h := 1; h < 8; h++ {
+		for h := 1; h < n; h++ {
 			ADDQ(bs, o)
 			MOVQ(o, g.lout[h])
 		}
 	}
-	g.lone(t, "scores8", db, rl, scale, mx1, LabelRef(done))
+	g.lone(t, "scoresw", db, rl, scale, mx1, LabelRef(done))
 	Label(done)
-	var m [8]VecVirtual
-	for i := range 2 {
+	m := make([]VecVirtual, n)
+	for i := range n / 4 {
 		// Each head's two lanes: their max in both.
 		sw := YMM()
 		VPERMILPS(Imm(0xB1), mx[i], sw)
@@ -953,14 +1010,15 @@ func (t tier) scores8(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 	return m
 }
 
-// pv8 is pv4 for eight heads (octs): every V vector is widened once for
-// eight FMAs. Blocks of up to 2 vectors, one row at a time: 16
-// accumulators; weights addressed from wp (heads 0–3) and wp4 = wp + 4·ws
-// (4–7). tmp is 96 bytes.
-func (t tier) pv8(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher) {
+// pvWide is pv4 for wideHeads heads (wide): every V vector is widened once
+// for all of them. Blocks of up to 2 vectors, one row at a time: 16 zmm or
+// 8 ymm accumulators; weights addressed from wp (heads 0–3) and wp4 = wp +
+// 4·ws (4–7). tmp is 96 bytes.
+func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher) {
 	pf.hold()
 	defer pf.release()
-	var lo [8]Mem
+	n := t.wideHeads()
+	lo := make([]Mem, n)
 	for h := range lo {
 		lo[h] = tmp.Offset(8 * h)
 	}
@@ -968,7 +1026,7 @@ func (t tier) pv8(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher)
 	{
 		r := GP64()
 		MOVQ(o, r)
-		for h := range 8 {
+		for h := range n {
 			if h > 0 {
 				ADDQ(odb, r)
 			}
@@ -980,22 +1038,24 @@ func (t tier) pv8(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher)
 	LEAQ(Mem{Base: ws, Index: ws, Scale: 2}, ws3)
 	MOVQ(v, lV)
 	MOVQ(cnt, lCnt)
-	t.colBlocks("pv8", []int{2, 1}, odb, lCol, func(nb int, col GPVirtual) {
-		acc := t.loadO(lo[:], col, nb) // [head][vector]
-		wp, wp4, rp, n := GP64(), GP64(), GP64(), GP64()
+	t.colBlocks("pvw", []int{2, 1}, odb, lCol, func(nb int, col GPVirtual) {
+		acc := t.loadO(lo, col, nb) // [head][vector]
+		wp, wp4, rp, left := GP64(), GP64(), GP64(), GP64()
 		MOVQ(lW, wp)
-		LEAQ(Mem{Base: wp, Index: ws, Scale: 4}, wp4)
+		if n > 4 {
+			LEAQ(Mem{Base: wp, Index: ws, Scale: 4}, wp4)
+		}
 		t.vColumn(rp, lV, col)
-		MOVQ(lCnt, n)
-		row, merge := NewLabel("pv8_row"), NewLabel("pv8_merge")
-		TESTQ(n, n)
+		MOVQ(lCnt, left)
+		row, merge := NewLabel("pvw_row"), NewLabel("pvw_merge")
+		TESTQ(left, left)
 		JZ(LabelRef(merge))
 		Label(row)
 		vl := make([]VecVirtual, nb)
 		for u := range nb {
 			vl[u] = t.kvLoad(Mem{Base: rp, Disp: u * t.kb()})
 		}
-		for h := range 8 {
+		for h := range n {
 			b := wp
 			if h >= 4 {
 				b = wp4
@@ -1015,14 +1075,16 @@ func (t tier) pv8(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher)
 				VFMADD231PS(vl[u], wv, acc[h][u])
 			}
 		}
-		pf.step()
+		pf.stepN(t.wideLines())
 		ADDQ(Imm(4), wp)
-		ADDQ(Imm(4), wp4)
+		if n > 4 {
+			ADDQ(Imm(4), wp4)
+		}
 		ADDQ(vdb, rp)
-		DECQ(n)
+		DECQ(left)
 		JNZ(LabelRef(row))
 		Label(merge)
-		t.storeO(lo[:], col, acc)
+		t.storeO(lo, col, acc)
 	})
 }
 
@@ -1777,7 +1839,7 @@ func pv4Max(t tier) int {
 // row (head h's at o + h·odb), w head 0's weight buffer (head h's at w +
 // h·ws); the per-block state lives in the 64 scratch bytes at tmp. pf is
 // as in pv: a step per row.
-func (t tier) pv4(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher) {
+func (t tier) pv4(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher, lines int) {
 	pf.hold()
 	defer pf.release()
 	lo := [4]Mem{tmp, tmp.Offset(8), tmp.Offset(16), tmp.Offset(24)}
@@ -1827,7 +1889,7 @@ func (t tier) pv4(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher)
 				VFMADD231PS(vl[u], wv, acc[h][u])
 			}
 		}
-		pf.step()
+		pf.stepN(lines)
 		ADDQ(Imm(4), wp)
 		ADDQ(vdb, rp)
 		DECQ(n)
@@ -1908,17 +1970,18 @@ func (t tier) flashDecode(fast bool) {
 	scale := paramAddr("scale")
 
 	// eachHead emits the loops over the heads of the group, h kept in lH
-	// so that a body has every register to itself: with oct set (octs:
-	// AVX-512 f16, where the mode argument asks), eight heads at a time
-	// while eight remain; with quad set (AVX-512,
-	// f32 and f16), four heads at a time while four remain, and only when
-	// a K or V row is at most quadMax bytes, where quadMax is set (a
-	// runtime test: D is a parameter); with pair set (f32 and f16), two
+	// so that a body has every register to itself: with wideSet set (wide:
+	// f16, where the mode argument asks), wideHeads heads at a time while
+	// that many remain; with quad set (AVX-512, f32 and f16), four heads at
+	// a time while four remain, and only when a K or V row is at most
+	// quadMax bytes, where quadMax is set (a runtime test: D is a
+	// parameter), quad(lines) stepping the prefetch lines a step
+	// (pacedLines for f16 where the mode asks); with pair set (f32 and f16), two
 	// at a time while two remain; then single, one at a time. The quads
 	// and pairs step the prefetchers with their near prefetch on, the
 	// single heads with it off.
 	var lRL Mem // the bytes of a K or V row (set below)
-	eachHead := func(name string, quadMax int, oct, quad, pair, single func()) {
+	eachHead := func(name string, quadMax int, wideSet func(), quad func(lines int), pair, single func()) {
 		MOVQ(U32(0), lH)
 		loop := func(step int, body func()) {
 			top, done := NewLabel(name), NewLabel(name+"_done")
@@ -1938,13 +2001,18 @@ func (t tier) flashDecode(fast bool) {
 		}
 		// The quads and pairs step the prefetchers with near on.
 		pfV.near, pfK.near = near, near
-		if oct != nil && t.octs() { // where the caller asks (mode's modeOcts bit)
-			noOcts, ask := NewLabel(name+"_noocts"), GP64()
+		// askMode jumps to no unless the mode argument has bit.
+		askMode := func(bit int, no LabelRef) {
+			ask := GP64()
 			Load(Param("mode"), ask)
-			TESTQ(U32(modeOcts), ask)
-			JZ(LabelRef(noOcts))
-			loop(8, oct)
-			Label(noOcts)
+			TESTQ(U32(bit), ask)
+			JZ(no)
+		}
+		if wideSet != nil && t.wide() { // where the caller asks
+			noWide := NewLabel(name + "_nowide")
+			askMode(modeWide, LabelRef(noWide))
+			loop(t.wideHeads(), wideSet)
+			Label(noWide)
 		}
 		if quad != nil && t.W == 16 && !t.kv.q8 { // scores4 and pv4: AVX-512, f32 and f16
 			skip := NewLabel(name + "_noquads")
@@ -1952,7 +2020,14 @@ func (t tier) flashDecode(fast bool) {
 				CMPQ(lRL, U32(quadMax))
 				JA(LabelRef(skip))
 			}
-			loop(4, quad)
+			if near && t.kv.size == 2 { // paced where the caller asks
+				unpaced := NewLabel(name + "_unpaced")
+				askMode(modePaced, LabelRef(unpaced))
+				loop(4, func() { quad(pacedLines) })
+				JMP(LabelRef(skip))
+				Label(unpaced)
+			}
+			loop(4, func() { quad(prefetchLines) })
 			Label(skip)
 		}
 		if pair != nil {
@@ -2159,18 +2234,18 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
 		Load(Param("tileStride"), ts)
-		m := t.scores8(buf[0], ts, q[0], db, kp, cnt, kvStride(), lRL, scale, lTmp, &pfV)
+		m := t.scoresWide(buf[0], ts, q[0], db, kp, cnt, kvStride(), lRL, scale, lTmp, &pfV)
 		mb := stateAt(2)
 		for h := range m {
 			VMOVSS(m[h], mb.Offset(4*h))
 		}
-	}, func() {
+	}, func(lines int) {
 		q, buf, db := pairRows("q")
 		kp, cnt, ts := GP64(), GP64(), GP64()
 		MOVQ(lKp, kp)
 		MOVQ(lCnt, cnt)
 		Load(Param("tileStride"), ts)
-		m := t.scores4(buf[0], ts, q[0], db, kp, cnt, kvStride(), lRL, scale, lTmp, &pfV)
+		m := t.scores4(buf[0], ts, q[0], db, kp, cnt, kvStride(), lRL, scale, lTmp, &pfV, lines)
 		mb := stateAt(2)
 		for h := range m {
 			VMOVSS(m[h], mb.Offset(4*h))
@@ -2344,14 +2419,14 @@ func (t tier) flashDecode(fast bool) {
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
 		Load(Param("tileStride"), ts)
-		t.pv8(o[0], buf[0], ts, vp, cnt, db, kvStride(), lTmp, &pfK)
-	}, func() {
+		t.pvWide(o[0], buf[0], ts, vp, cnt, db, kvStride(), lTmp, &pfK)
+	}, func(lines int) {
 		o, buf, db := pairRows("o")
 		vp, cnt, ts := GP64(), GP64(), GP64()
 		MOVQ(lVp, vp)
 		MOVQ(lCnt, cnt)
 		Load(Param("tileStride"), ts)
-		t.pv4(o[0], buf[0], ts, vp, cnt, db, kvStride(), lTmp, &pfK)
+		t.pv4(o[0], buf[0], ts, vp, cnt, db, kvStride(), lTmp, &pfK, lines)
 	}, noQ8(func() {
 		o, buf, db := pairRows("o")
 		vp, cnt := GP64(), GP64()
