@@ -786,6 +786,10 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 //     (4 rounds; 32:8 72–76 % of the read against 67–69 %, 64:8 46–51
 //     against 39–43) and in L3 0.84–0.92.
 //
+// Not kept: AVX2's f32 groups four heads at a time too (no widening to
+// share there): in L3 (ctx 1024) 32:8 1.05 and 64:8 1.14 of the pairs'
+// time.
+//
 // Tile size changes it little (AVX-512 64:8 in L3: tk 16 and 32 the same,
 // 64 5 % slower). Where an AVX-512 oct's time goes (profile, ctx 1024):
 // scoresWide half (its reductions and stores a third of that), pvWide a
@@ -824,7 +828,11 @@ func (t tier) wideLines() int {
 // from DRAM. On Zen 5 two lines had taken 1.02 (32:8) and 1.07 (64:8) of
 // four's time from DRAM (prefetcher's doc). The f32 quads at two lines,
 // on the Xeon from DRAM: 32:8 0.97–1.00, 64:8 1.11–1.18 of the time; not
-// paced.
+// paced. Nor the far T1 stream (prefetcher) back beside the paced near
+// one, a line of the region ahead for each line near (f16, Xeon, 3
+// rounds): from DRAM 32:8 0.93 (78 % of the read to 81 %) but 64:8 (the
+// wide sets) 1.07; the quads alone so, in L3 1.01 at ctx 1024 and 1.15 at
+// ctx 4096.
 const pacedLines = 2
 
 // The flash kernels' mode bits (flashMode in the Go package).
