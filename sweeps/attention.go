@@ -786,7 +786,7 @@ func (attentionFamily) List(w io.Writer) {
 	fmt.Fprintf(w, "  a lone head (decode-flash, groups of one) on this CPU: %s\n", lone)
 	group := "AVX-512 four query heads at a time, then pairs; AVX2 pairs (with an f16 cache, Intel CPUs take twice as many at a time: widening costs two µops on their FMA ports)"
 	if attention.WideGroups() {
-		group = "f16: AVX-512 eight query heads at a time, then four (prefetch paced to the reads), AVX2 four, each K and V vector widened once for all; f32: AVX-512 four, AVX2 two; then pairs"
+		group = "f16: AVX-512 eight query heads at a time, then four (prefetch paced to the reads), AVX2 four, each K and V vector widened once for all; f32: AVX-512 four (in groups of eight or more prefetch paced too), AVX2 two; then pairs"
 	}
 	fmt.Fprintf(w, "  a GQA group (decode-flash-gqa, decode-split) on this CPU: %s\n", group)
 	fmt.Fprintf(w, "  %s\n      the ceiling: a plain load-and-sum loop (a 64-bit XOR for f16 and q8_0) over the same K and V bytes, K and V side by side\n      bytes   2·Hkv·T·D·e; timed in alternation with every point of the shape: their read_gbs, %% read\n", KVRead)

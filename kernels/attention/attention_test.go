@@ -231,8 +231,8 @@ func gate(t *testing.T, im Impl, p Params, fill pattern) {
 
 // flashPaths is im, then im with each optional path that p can take
 // turned the other way (Impl.mode): where p runs a lone head, the pipeline
-// or the phases; where it runs f16 groups of four or more, the wide sets
-// or the narrow, the quads paced or not. So every CPU checks every path, not only the ones it takes by
+// or the phases; where it runs groups of four or more, the quads paced or
+// not, and over f16 the wide sets or the narrow. So every CPU checks every path, not only the ones it takes by
 // default. The generic tier has one path (flashGeneric ignores mode): it
 // runs once.
 func flashPaths(im Impl, p Params) []Impl {
@@ -248,9 +248,11 @@ func flashPaths(im Impl, p Params) []Impl {
 	if p.Kernel == DecodeFlash || p.Group() == 1 {
 		flip(modeLonePipe)
 	}
-	if p.Kernel != DecodeFlash && p.Group() >= 4 && p.KV == F16 {
-		flip(modeWide)  // AVX-512 eight heads, then quads; AVX2 four, then pairs
-		flip(modePaced) // the AVX-512 quads' prefetch
+	if p.Kernel != DecodeFlash && p.Group() >= 4 && p.KV != Q8_0 {
+		if p.KV == F16 {
+			flip(modeWide) // AVX-512 eight heads, then quads; AVX2 four, then pairs
+		}
+		flip(modePaced) // the AVX-512 quads' prefetch (f32: groups of eight or more)
 	}
 	return paths
 }

@@ -78,7 +78,7 @@ func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 // shape (modeWide and modePaced): a group's heads as many at a time as
 // share a widened vector (AVX-512 eight, AVX2 four; the generator's wide,
 // whose doc has the measurements), and the AVX-512 quads' prefetch paced
-// to their reads (pacedLines). Where VCVTPH2PS is two µops on the FMA
+// to their reads (pacedLines: f16, and f32 in groups of eight or more). Where VCVTPH2PS is two µops on the FMA
 // ports, as on the Intel Xeon measured, the widening is what bounds the
 // narrower sets. AMD keeps the shapes its Zen 5 measurements chose (there
 // the paced quads were 2–7 % slower from DRAM) until the wide sets are
@@ -158,8 +158,8 @@ func naiveAsm(fs naiveKernels) naiveFunc {
 // pipelined path, in the kernels that have one (the generator's
 // lonePipelined), otherwise the phases; with modeWide an f16 group takes
 // its heads as many at a time as share a widened vector (the generator's
-// wide); with modePaced the AVX-512 f16 quads prefetch two lines a step
-// (its pacedLines).
+// wide); with modePaced the AVX-512 quads prefetch two lines a step (its
+// pacedLines).
 //
 //go:noescape
 func flashDecodeExactAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
@@ -177,8 +177,8 @@ func flashDecodeFastAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale 
 // pipelined path, in the kernels that have one (the generator's
 // lonePipelined), otherwise the phases; with modeWide an f16 group takes
 // its heads as many at a time as share a widened vector (the generator's
-// wide); with modePaced the AVX-512 f16 quads prefetch two lines a step
-// (its pacedLines).
+// wide); with modePaced the AVX-512 quads prefetch two lines a step (its
+// pacedLines).
 //
 //go:noescape
 func flashDecodeExactAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)

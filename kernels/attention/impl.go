@@ -27,8 +27,9 @@ const (
 	// vector (AVX-512 eight, then quads; AVX2 four, then pairs) while that
 	// many remain (the generator's wide, wideOn).
 	modeWide
-	// modePaced: the AVX-512 f16 quads' prefetch paced to their reads, two
-	// lines a step, not four (the generator's pacedLines, wideOn).
+	// modePaced: the AVX-512 quads' prefetch paced to their reads, two
+	// lines a step, not four: f16's always, f32's in groups of eight or
+	// more (the generator's pacedLines, wideOn).
 	modePaced
 )
 

@@ -817,22 +817,27 @@ func (t tier) wideLines() int {
 	return 2
 }
 
-// pacedLines is the lines of prefetch a step of the AVX-512 f16 quads
-// takes where the caller asks for paced quads (the mode argument's
-// modePaced bit; pacedOn in decode_amd64.go: Intel): two, the bytes of K
-// (V) a step reads, where their four (chosen on Zen 5) fetch a 32:8
-// group's tile in the first half of its phase. On the Xeon of wide (32:8,
+// pacedLines is the lines of prefetch a step of the AVX-512 quads takes
+// where the caller asks for paced quads (the mode argument's modePaced
+// bit; wideOn in decode_amd64.go: Intel), so that a tile streams in over
+// its whole phase: f16 always (two lines, the bytes of K or V a step
+// reads, where their four, chosen on Zen 5, fetch a 32:8 group's tile in
+// the first half of its phase), f32 in groups of two quads or more (a
+// quad's step reads four lines, and two quads' passes take the phase).
+// On the Xeon of wide (f16 32:8,
 // sweeps alternated, 3 rounds, time over four lines'): from DRAM (ctx
 // 32768 --cold) 0.87–0.91 (77–78 % of the paired kv-read against 65–68
 // %); in L3 (ctx 1024, 4096) 0.77–0.93; one line 1.21–1.27 of two's time
 // from DRAM. On Zen 5 two lines had taken 1.02 (32:8) and 1.07 (64:8) of
-// four's time from DRAM (prefetcher's doc). The f32 quads at two lines,
-// on the Xeon from DRAM: 32:8 0.97–1.00, 64:8 1.11–1.18 of the time; not
-// paced. Nor the far T1 stream (prefetcher) back beside the paced near
-// one, a line of the region ahead for each line near (f16, Xeon, 3
-// rounds): from DRAM 32:8 0.93 (78 % of the read to 81 %) but 64:8 (the
-// wide sets) 1.07; the quads alone so, in L3 1.01 at ctx 1024 and 1.15 at
-// ctx 4096.
+// four's time from DRAM (prefetcher's doc). f32 64:8 (two lines against
+// four, 4 rounds): from DRAM 0.92 (0.75–1.01; 72 % of the read to 76 %),
+// in L3 (ctx 1024 and 4096) 0.95 (rounds 0.92–0.95 and a noisy 1.26); an
+// earlier set of 3 rounds, its points mostly unstable, had 1.11–1.18 from
+// DRAM. 32:8 from DRAM 1.04: its single quad keeps four. Not kept: the
+// far T1 stream (prefetcher) back beside the paced near one, a line of
+// the region ahead for each near line (f16, Xeon, 3 rounds): from DRAM
+// 32:8 0.93 (78 % of the read to 81 %) but 64:8 (the wide sets) 1.07;
+// the quads alone so, in L3 1.01 at ctx 1024 and 1.15 at ctx 4096.
 const pacedLines = 2
 
 // The flash kernels' mode bits (flashMode in the Go package).
@@ -2028,9 +2033,15 @@ func (t tier) flashDecode(fast bool) {
 				CMPQ(lRL, U32(quadMax))
 				JA(LabelRef(skip))
 			}
-			if near && t.kv.size == 2 { // paced where the caller asks
+			if near { // paced where the caller asks (pacedLines)
 				unpaced := NewLabel(name + "_unpaced")
 				askMode(modePaced, LabelRef(unpaced))
+				if t.kv.size == 4 { // f32: groups of two quads or more
+					g := GP64()
+					Load(Param("ng"), g)
+					CMPQ(g, Imm(8))
+					JL(LabelRef(unpaced))
+				}
 				loop(4, func() { quad(pacedLines) })
 				JMP(LabelRef(skip))
 				Label(unpaced)
