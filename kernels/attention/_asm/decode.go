@@ -438,9 +438,17 @@ func (g *group) rows(t tier, rl Mem, end2 bool) (p0 GPVirtual, qd []GPVirtual) {
 	return p0, qd
 }
 
+// cursor is a pointer that chunks moves on with p0: per bytes of p0's
+// advance.
+type cursor struct {
+	r   GPVirtual
+	per int
+}
+
 // chunks emits body(off) for every vector of the batch's rows from p0
-// (and p4, when not nil): two a step while two remain, then the odd one.
-func (g *group) chunks(t tier, name string, p0, p4 GPVirtual, body func(off int)) {
+// (the more cursors moving with it): two a step while two remain, then the
+// odd one.
+func (g *group) chunks(t tier, name string, p0 GPVirtual, body func(off int), more ...cursor) {
 	chunk2, odd, done := NewLabel(name+"_chunk2"), NewLabel(name+"_odd"), NewLabel(name+"_chunks")
 	CMPQ(p0, g.lEnd2)
 	JAE(LabelRef(odd))
@@ -448,8 +456,8 @@ func (g *group) chunks(t tier, name string, p0, p4 GPVirtual, body func(off int)
 	body(0)
 	body(t.kb())
 	ADDQ(U32(2*t.kb()), p0)
-	if p4 != nil {
-		ADDQ(U32(2*t.kb()), p4)
+	for _, c := range more {
+		ADDQ(U32(2*t.kb()*c.per), c.r)
 	}
 	CMPQ(p0, g.lEnd2)
 	JB(LabelRef(chunk2))
@@ -589,11 +597,13 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 		}
 		p0, qd := g.rows(t, rl, true)
 		var p4 GPVirtual // rows 4–7
+		var more []cursor
 		if R > 4 {
 			p4 = GP64()
 			LEAQ(Mem{Base: p0, Index: db, Scale: 4}, p4)
+			more = append(more, cursor{p4, 1})
 		}
-		g.chunks(t, fmt.Sprintf("scores2_%d", R), p0, p4, func(off int) {
+		g.chunks(t, fmt.Sprintf("scores2_%d", R), p0, func(off int) {
 			qa, qb := t.Vec(), t.Vec()
 			VMOVUPS(t.qAt(p0, qd[0], off), qa)
 			VMOVUPS(t.qAt(p0, qd[1], off), qb)
@@ -603,7 +613,7 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 				VFMADD231PS(kr, qb, acc[1][i])
 			}
 			pf.step()
-		})
+		}, more...)
 		for h := range 2 {
 			out := GP64()
 			if R == 8 {
@@ -688,16 +698,7 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 	const R = 4 // keys per batch
 	// mx[0]: heads 0, 1 (low, high half), mx[1]: heads 2, 3; mx1: the
 	// lone keys' maxima.
-	var mx [2]VecVirtual
-	mx1 := make([]VecVirtual, 4)
-	for i := range mx {
-		mx[i] = YMM()
-		VMOVUPS(KC(CNegInf), mx[i])
-	}
-	for h := range mx1 {
-		mx1[h] = XMM()
-		VMOVSS(KC(CNegInf), mx1[h])
-	}
+	mx, mx1 := negInfs(2, 4)
 
 	by4, by1, done := NewLabel("scores4_by4"), NewLabel("scores4_lone"), NewLabel("scores4_done")
 	Label(by4)
@@ -711,7 +712,7 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 		}
 	}
 	p0, qd := g.rows(t, rl, true)
-	g.chunks(t, "scores4", p0, nil, func(off int) {
+	g.chunks(t, "scores4", p0, func(off int) {
 		var qv [4]VecVirtual
 		for h := range 4 {
 			qv[h] = t.Vec()
@@ -847,6 +848,40 @@ const (
 	modePaced
 )
 
+// headAt addresses head h's item (h < 8) at disp, the heads' items idx
+// bytes apart: heads 0–3 from b0, 4–7 from b4 = b0 + 4·idx (nil where no
+// head passes 3); idx3 = 3·idx.
+func headAt(b0, b4, idx, idx3 GPVirtual, h, disp int) Mem {
+	b := b0
+	if h >= 4 {
+		b = b4
+	}
+	switch h % 4 {
+	case 1:
+		return Mem{Base: b, Index: idx, Scale: 1, Disp: disp}
+	case 2:
+		return Mem{Base: b, Index: idx, Scale: 2, Disp: disp}
+	case 3:
+		return Mem{Base: b, Index: idx3, Scale: 1, Disp: disp}
+	}
+	return Mem{Base: b, Disp: disp}
+}
+
+// negInfs returns ny ymm and nx xmm registers set to −Inf: running maxima.
+func negInfs(ny, nx int) (y, x []VecVirtual) {
+	for range ny {
+		r := YMM()
+		VMOVUPS(KC(CNegInf), r)
+		y = append(y, r)
+	}
+	for range nx {
+		r := XMM()
+		VMOVSS(KC(CNegInf), r)
+		x = append(x, r)
+	}
+	return y, x
+}
+
 // scoresWide is scores4 for wideHeads heads (wide: eight on AVX-512, four
 // on AVX2): each K vector is widened once for all of them, in batches of
 // two keys (16 zmm or 8 ymm accumulators, the q vectors of a chunk loaded
@@ -862,16 +897,7 @@ func (t tier) scoresWide(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tm
 	const R = 2 // keys per batch
 	// mx[i]: heads 4i … 4i+3, two lanes each (their batch scores' order);
 	// mx1: the lone keys' maxima.
-	mx := make([]VecVirtual, n/4)
-	mx1 := make([]VecVirtual, n)
-	for i := range mx {
-		mx[i] = YMM()
-		VMOVUPS(KC(CNegInf), mx[i])
-	}
-	for h := range mx1 {
-		mx1[h] = XMM()
-		VMOVSS(KC(CNegInf), mx1[h])
-	}
+	mx, mx1 := negInfs(n/4, n)
 	by2, by1, done := NewLabel("scoresw_by2"), NewLabel("scoresw_lone"), NewLabel("scoresw_done")
 	Label(by2)
 	CMPQ(g.lLeft, Imm(R))
@@ -900,50 +926,22 @@ func (t tier) scoresWide(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tm
 		SUBQ(U32(t.kb()), e)
 		MOVQ(e, g.lEnd2)
 	}
-	qAt := func(h, off int) Mem {
-		b := qp
-		if h >= 4 {
-			b = qp4
-		}
-		switch h % 4 {
-		case 1:
-			return Mem{Base: b, Index: qs, Scale: 1, Disp: off}
-		case 2:
-			return Mem{Base: b, Index: qs, Scale: 2, Disp: off}
-		case 3:
-			return Mem{Base: b, Index: qs3, Scale: 1, Disp: off}
-		}
-		return Mem{Base: b, Disp: off}
-	}
 	body := func(off int) {
 		k0 := t.kvLoad(Mem{Base: p0, Disp: off})
 		k1 := t.kvLoad(Mem{Base: p0, Index: db, Scale: 1, Disp: off})
 		for h := range n {
 			qv := t.Vec()
-			VMOVUPS(qAt(h, off*t.ratio()), qv)
+			VMOVUPS(headAt(qp, qp4, qs, qs3, h, off*t.ratio()), qv)
 			VFMADD231PS(k0, qv, acc[h][0])
 			VFMADD231PS(k1, qv, acc[h][1])
 		}
 		pf.stepN(t.wideLines())
 	}
-	chunk2, odd, chunksDone := NewLabel("scoresw_chunk2"), NewLabel("scoresw_odd"), NewLabel("scoresw_chunks")
-	CMPQ(p0, g.lEnd2)
-	JAE(LabelRef(odd))
-	Label(chunk2)
-	body(0)
-	body(t.kb())
-	ADDQ(U32(2*t.kb()), p0)
-	ADDQ(U32(2*t.kb()*t.ratio()), qp)
+	qcs := []cursor{{qp, t.ratio()}}
 	if n > 4 {
-		ADDQ(U32(2*t.kb()*t.ratio()), qp4)
+		qcs = append(qcs, cursor{qp4, t.ratio()})
 	}
-	CMPQ(p0, g.lEnd2)
-	JB(LabelRef(chunk2))
-	Label(odd)
-	CMPQ(p0, g.lEnd)
-	JAE(LabelRef(chunksDone))
-	body(0)
-	Label(chunksDone)
+	g.chunks(t, "scoresw", p0, body, qcs...)
 
 	sc := YMM()
 	VBROADCASTSS(scale, sc)
@@ -953,21 +951,7 @@ func (t tier) scoresWide(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tm
 	if n > 4 {
 		LEAQ(Mem{Base: o0, Index: bs, Scale: 4}, o4)
 	}
-	outAt := func(h int) Mem {
-		b := o0
-		if h >= 4 {
-			b = o4
-		}
-		switch h % 4 {
-		case 1:
-			return Mem{Base: b, Index: bs, Scale: 1}
-		case 2:
-			return Mem{Base: b, Index: bs, Scale: 2}
-		case 3:
-			return Mem{Base: b, Index: bs3, Scale: 1}
-		}
-		return Mem{Base: b}
-	}
+	outAt := func(h int) Mem { return headAt(o0, o4, bs, bs3, h, 0) }
 	for i := range n / 4 {
 		var a [8]VecVirtual
 		for j := range 4 {
@@ -1024,81 +1008,10 @@ func (t tier) scoresWide(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tm
 }
 
 // pvWide is pv4 for wideHeads heads (wide): every V vector is widened once
-// for all of them. Blocks of up to 2 vectors, one row at a time: 16 zmm or
-// 8 ymm accumulators; weights addressed from wp (heads 0–3) and wp4 = wp +
-// 4·ws (4–7). tmp is 96 bytes.
+// for all of them. Blocks of up to 2 vectors (16 zmm or 8 ymm
+// accumulators), prefetch paced (wideLines).
 func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher) {
-	pf.hold()
-	defer pf.release()
-	n := t.wideHeads()
-	lo := make([]Mem, n)
-	for h := range lo {
-		lo[h] = tmp.Offset(8 * h)
-	}
-	lW, lV, lCnt, lCol := tmp.Offset(64), tmp.Offset(72), tmp.Offset(80), tmp.Offset(88)
-	{
-		r := GP64()
-		MOVQ(o, r)
-		for h := range n {
-			if h > 0 {
-				ADDQ(odb, r)
-			}
-			MOVQ(r, lo[h])
-		}
-	}
-	MOVQ(w, lW)
-	ws3 := GP64()
-	LEAQ(Mem{Base: ws, Index: ws, Scale: 2}, ws3)
-	MOVQ(v, lV)
-	MOVQ(cnt, lCnt)
-	t.colBlocks("pvw", []int{2, 1}, odb, lCol, func(nb int, col GPVirtual) {
-		acc := t.loadO(lo, col, nb) // [head][vector]
-		wp, wp4, rp, left := GP64(), GP64(), GP64(), GP64()
-		MOVQ(lW, wp)
-		if n > 4 {
-			LEAQ(Mem{Base: wp, Index: ws, Scale: 4}, wp4)
-		}
-		t.vColumn(rp, lV, col)
-		MOVQ(lCnt, left)
-		row, merge := NewLabel("pvw_row"), NewLabel("pvw_merge")
-		TESTQ(left, left)
-		JZ(LabelRef(merge))
-		Label(row)
-		vl := make([]VecVirtual, nb)
-		for u := range nb {
-			vl[u] = t.kvLoad(Mem{Base: rp, Disp: u * t.kb()})
-		}
-		for h := range n {
-			b := wp
-			if h >= 4 {
-				b = wp4
-			}
-			m := Mem{Base: b}
-			switch h % 4 {
-			case 1:
-				m = Mem{Base: b, Index: ws, Scale: 1}
-			case 2:
-				m = Mem{Base: b, Index: ws, Scale: 2}
-			case 3:
-				m = Mem{Base: b, Index: ws3, Scale: 1}
-			}
-			wv := t.Vec()
-			VBROADCASTSS(m, wv)
-			for u := range nb {
-				VFMADD231PS(vl[u], wv, acc[h][u])
-			}
-		}
-		pf.stepN(t.wideLines())
-		ADDQ(Imm(4), wp)
-		if n > 4 {
-			ADDQ(Imm(4), wp4)
-		}
-		ADDQ(vdb, rp)
-		DECQ(left)
-		JNZ(LabelRef(row))
-		Label(merge)
-		t.storeO(lo, col, acc)
-	})
+	t.pvHeads("pvw", t.wideHeads(), []int{2, 1}, o, w, ws, v, cnt, odb, vdb, tmp, pf, t.wideLines())
 }
 
 // prefetcher spreads software prefetches of one region [cur, end) over
@@ -1847,20 +1760,32 @@ func pv4Max(t tier) int {
 // pv4 is pv for four heads at once (AVX-512, f32 and f16): every V vector
 // is loaded (and widened) once into a register and multiplied by the four
 // heads' weights, so that a vector's load and widening serve four FMAs,
-// not pv2's two. Blocks of up to 4 vectors, one row at a time: 16
-// accumulators, 4 V registers, 4 broadcast weights. o is head 0's output
-// row (head h's at o + h·odb), w head 0's weight buffer (head h's at w +
-// h·ws); the per-block state lives in the 64 scratch bytes at tmp. pf is
-// as in pv: a step per row.
+// not pv2's two (pvHeads). Blocks of up to 4 vectors, one row at a time:
+// 16 accumulators, 4 V registers, 4 broadcast weights. pf steps lines
+// lines a row (prefetchLines, or pacedLines where the mode asks).
 func (t tier) pv4(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher, lines int) {
+	t.pvHeads("pv4", 4, []int{4, 2, 1}, o, w, ws, v, cnt, odb, vdb, tmp, pf, lines)
+}
+
+// pvHeads is P·V for n heads at once (n ≤ 8; pv4, pvWide): every V vector
+// is loaded (and widened) once into a register and multiplied by the n
+// heads' weights, in column blocks of the sizes given (largest first), one
+// row at a time. o is head 0's output row (head h's at o + h·odb), w head
+// 0's weight buffer (head h's at w + h·ws, addressed from wp for heads 0–3
+// and wp4 = wp + 4·ws for 4–7); the per-block state lives in the 96 scratch
+// bytes at tmp. pf steps lines lines a row.
+func (t tier) pvHeads(name string, n int, sizes []int, o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher, lines int) {
 	pf.hold()
 	defer pf.release()
-	lo := [4]Mem{tmp, tmp.Offset(8), tmp.Offset(16), tmp.Offset(24)}
-	lW, lV, lCnt, lCol := tmp.Offset(32), tmp.Offset(40), tmp.Offset(48), tmp.Offset(56)
+	lo := make([]Mem, n)
+	for h := range lo {
+		lo[h] = tmp.Offset(8 * h)
+	}
+	lW, lV, lCnt, lCol := tmp.Offset(64), tmp.Offset(72), tmp.Offset(80), tmp.Offset(88)
 	{
 		r := GP64()
 		MOVQ(o, r)
-		for h := range 4 {
+		for h := range n {
 			if h > 0 {
 				ADDQ(odb, r)
 			}
@@ -1872,43 +1797,42 @@ func (t tier) pv4(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetcher,
 	LEAQ(Mem{Base: ws, Index: ws, Scale: 2}, ws3)
 	MOVQ(v, lV)
 	MOVQ(cnt, lCnt)
-	t.colBlocks("pv4", []int{4, 2, 1}, odb, lCol, func(nb int, col GPVirtual) {
-		acc := t.loadO(lo[:], col, nb) // [head][vector]
-		wp, rp, n := GP64(), GP64(), GP64()
+	t.colBlocks(name, sizes, odb, lCol, func(nb int, col GPVirtual) {
+		acc := t.loadO(lo, col, nb) // [head][vector]
+		wp, rp, left := GP64(), GP64(), GP64()
+		var wp4 GPVirtual
 		MOVQ(lW, wp)
+		if n > 4 {
+			wp4 = GP64()
+			LEAQ(Mem{Base: wp, Index: ws, Scale: 4}, wp4)
+		}
 		t.vColumn(rp, lV, col)
-		MOVQ(lCnt, n)
-		row, merge := NewLabel("pv4_row"), NewLabel("pv4_merge")
-		TESTQ(n, n)
+		MOVQ(lCnt, left)
+		row, merge := NewLabel(name+"_row"), NewLabel(name+"_merge")
+		TESTQ(left, left)
 		JZ(LabelRef(merge))
 		Label(row)
 		vl := make([]VecVirtual, nb)
 		for u := range nb {
 			vl[u] = t.kvLoad(Mem{Base: rp, Disp: u * t.kb()})
 		}
-		for h := range 4 {
+		for h := range n {
 			wv := t.Vec()
-			m := Mem{Base: wp}
-			switch h {
-			case 1:
-				m = Mem{Base: wp, Index: ws, Scale: 1}
-			case 2:
-				m = Mem{Base: wp, Index: ws, Scale: 2}
-			case 3:
-				m = Mem{Base: wp, Index: ws3, Scale: 1}
-			}
-			VBROADCASTSS(m, wv)
+			VBROADCASTSS(headAt(wp, wp4, ws, ws3, h, 0), wv)
 			for u := range nb {
 				VFMADD231PS(vl[u], wv, acc[h][u])
 			}
 		}
 		pf.stepN(lines)
 		ADDQ(Imm(4), wp)
+		if n > 4 {
+			ADDQ(Imm(4), wp4)
+		}
 		ADDQ(vdb, rp)
-		DECQ(n)
+		DECQ(left)
 		JNZ(LabelRef(row))
 		Label(merge)
-		t.storeO(lo[:], col, acc)
+		t.storeO(lo, col, acc)
 	})
 }
 
