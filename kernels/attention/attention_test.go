@@ -219,9 +219,9 @@ func TestGate(t *testing.T) {
 // all of o written, no workspace read before written, nothing written
 // past o or the workspace.
 //
-// Where a lone head runs (decode-flash, or a group of one) it does so
-// for every path of the flash kernels that p can take (flashPaths), whichever this
-// CPU takes.
+// It does so for every path of the flash kernels that p can take
+// (flashPaths: a lone head pipelined or not, a group's head sets and
+// prefetch pacing), whichever this CPU takes.
 func gate(t *testing.T, im Impl, p Params, fill pattern) {
 	t.Helper()
 	for _, im := range flashPaths(im, p) {
@@ -232,9 +232,9 @@ func gate(t *testing.T, im Impl, p Params, fill pattern) {
 // flashPaths is im, then im with each optional path that p can take
 // turned the other way (Impl.mode): where p runs a lone head, the pipeline
 // or the phases; where it runs groups of four or more, the quads paced or
-// not, and over f16 the wide sets or the narrow. So every CPU checks every path, not only the ones it takes by
-// default. The generic tier has one path (flashGeneric ignores mode): it
-// runs once.
+// not, and over f16 the wide sets or the narrow. So every CPU checks every
+// path, not only the ones it takes by default. The generic tier has one
+// path (flashGeneric ignores mode): it runs once.
 func flashPaths(im Impl, p Params) []Impl {
 	if im.Tier == isa.Generic || p.Kernel == DecodeNaive {
 		return []Impl{im}
