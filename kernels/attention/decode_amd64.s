@@ -16261,11 +16261,11 @@ pv_next_62:
 
 // func flashDecodeExactF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $256-112
+TEXT ·flashDecodeExactF16AVX2(SB), NOSPLIT, $264-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 248(SP)
+	MOVQ AX, 256(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_5:
@@ -16321,19 +16321,22 @@ tile_5:
 	MOVQ    ng+16(FP), CX
 	CMPQ    CX, $0x01
 	CMOVQGT AX, DX
+	MOVQ    DX, CX
+	NEGQ    CX
+	MOVQ    CX, 200(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 200(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 208(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 216(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 224(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 232(SP)
-	MOVQ    $0x00000001, 216(SP)
-	MOVQ    $0x00000001, 240(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 240(SP)
+	MOVQ    $0x00000001, 224(SP)
+	MOVQ    $0x00000001, 248(SP)
 	MOVQ    $0x00000000, 32(SP)
 	MOVQ    mode+104(FP), AX
 	TESTQ   $0x00000002, AX
@@ -16362,8 +16365,8 @@ scores_13:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    200(SP), R9
-	MOVQ    216(SP), R10
+	MOVQ    208(SP), R9
+	MOVQ    224(SP), R10
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -16401,7 +16404,7 @@ scoresw_by2_1:
 	MOVQ   64(SP), CX
 	MOVQ   72(SP), DX
 	LEAQ   (AX)(AX*2), BX
-	MOVQ   248(SP), SI
+	MOVQ   256(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -16427,10 +16430,12 @@ scoresw_chunk2_1:
 	DECQ        R10
 	JNZ         pf_skip_93
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_93
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
+	MOVQ        200(SP), SI
+	ADDQ        R9, SI
+	PREFETCHT0  (SI)
+	PREFETCHT0  64(SI)
 	ADDQ        $0x00000080, R9
 
 pf_skip_93:
@@ -16451,10 +16456,12 @@ pf_skip_93:
 	DECQ        R10
 	JNZ         pf_skip_94
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_94
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
+	MOVQ        200(SP), SI
+	ADDQ        R9, SI
+	PREFETCHT0  (SI)
+	PREFETCHT0  64(SI)
 	ADDQ        $0x00000080, R9
 
 pf_skip_94:
@@ -16483,10 +16490,12 @@ scoresw_odd_1:
 	DECQ        R10
 	JNZ         pf_skip_95
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_95
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
+	MOVQ        200(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
 	ADDQ        $0x00000080, R9
 
 pf_skip_95:
@@ -16546,7 +16555,7 @@ scoresw_by1_1:
 	MOVQ   96(SP), SI
 	SUBQ   AX, SI
 	SUBQ   AX, SI
-	MOVQ   248(SP), DI
+	MOVQ   256(SP), DI
 	ADDQ   AX, DI
 	MOVQ   DI, 40(SP)
 
@@ -16621,8 +16630,8 @@ scoresw_done_1:
 	VMAXSS       X3, X1, X1
 	VMOVHLPS     X5, X5, X2
 	VMAXSS       X4, X2, X2
-	MOVQ         R9, 200(SP)
-	MOVQ         R10, 216(SP)
+	MOVQ         R9, 208(SP)
+	MOVQ         R10, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -16659,8 +16668,8 @@ scores_14:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    200(SP), R9
-	MOVQ    216(SP), R10
+	MOVQ    208(SP), R9
+	MOVQ    224(SP), R10
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -16704,7 +16713,7 @@ scores2_six_1:
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   248(SP), SI
+	MOVQ   256(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -16737,7 +16746,7 @@ scores2_6_chunk2_1:
 	DECQ        R10
 	JNZ         pf_skip_96
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_96
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -16769,7 +16778,7 @@ pf_skip_96:
 	DECQ        R10
 	JNZ         pf_skip_97
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_97
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -16809,7 +16818,7 @@ scores2_6_odd_1:
 	DECQ        R10
 	JNZ         pf_skip_98
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_98
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -16883,7 +16892,7 @@ scores2_by4_3:
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   248(SP), SI
+	MOVQ   256(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -16909,7 +16918,7 @@ scores2_4_chunk2_3:
 	DECQ        R10
 	JNZ         pf_skip_99
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_99
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -16935,7 +16944,7 @@ pf_skip_99:
 	DECQ        R10
 	JNZ         pf_skip_100
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_100
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -16968,7 +16977,7 @@ scores2_4_odd_3:
 	DECQ        R10
 	JNZ         pf_skip_101
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_101
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -17024,7 +17033,7 @@ scores2_by1_5:
 	MOVQ   80(SP), DX
 	SUBQ   AX, DX
 	SUBQ   AX, DX
-	MOVQ   248(SP), BX
+	MOVQ   256(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -17076,8 +17085,8 @@ scores2_done_5:
 	VMOVSHDUP X0, X3
 	VMAXPS    X3, X0, X0
 	VMAXSS    X1, X0, X0
-	MOVQ      R9, 200(SP)
-	MOVQ      R10, 216(SP)
+	MOVQ      R9, 208(SP)
+	MOVQ      R10, 224(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -17107,8 +17116,8 @@ scores_15:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    200(SP), DI
-	MOVQ    216(SP), R8
+	MOVQ    208(SP), DI
+	MOVQ    224(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -17130,7 +17139,7 @@ scores_by8_15:
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 	SUBQ   DX, R12
-	MOVQ   248(SP), R13
+	MOVQ   256(SP), R13
 	ANDQ   $0xffffffe0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
@@ -17149,7 +17158,7 @@ scores_pairs_23:
 	DECQ        R8
 	JNZ         pf_skip_102
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 208(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_102
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -17171,7 +17180,7 @@ pf_skip_102:
 	JB          scores_pairs_23
 
 scores_odd_23:
-	MOVQ        248(SP), R13
+	MOVQ        256(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_23
@@ -17188,7 +17197,7 @@ scores_odd_23:
 scores_half_23:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
-	MOVQ 248(SP), R13
+	MOVQ 256(SP), R13
 	ANDQ $0xffffffe0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
@@ -17207,7 +17216,7 @@ scores_pairs_24:
 	DECQ        R8
 	JNZ         pf_skip_103
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 208(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_103
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -17229,7 +17238,7 @@ pf_skip_103:
 	JB          scores_pairs_24
 
 scores_odd_24:
-	MOVQ        248(SP), R13
+	MOVQ        256(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_24
@@ -17267,7 +17276,7 @@ scores_by1_15:
 	JZ     scores_done_30
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   248(SP), R13
+	MOVQ   256(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 	SUBQ   DX, R12
@@ -17302,8 +17311,8 @@ scores_done_30:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 200(SP)
-	MOVQ         R8, 216(SP)
+	MOVQ         DI, 208(SP)
+	MOVQ         R8, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -17833,8 +17842,8 @@ pv_13:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  224(SP), R9
-	MOVQ  240(SP), R10
+	MOVQ  232(SP), R9
+	MOVQ  248(SP), R10
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -17892,10 +17901,12 @@ pvw_row_1:
 	DECQ         R10
 	JNZ          pf_skip_104
 	MOVQ         ng+16(FP), R10
-	CMPQ         R9, 232(SP)
+	CMPQ         R9, 240(SP)
 	JAE          pf_skip_104
-	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
+	MOVQ         200(SP), R12
+	ADDQ         R9, R12
+	PREFETCHT0   (R12)
+	PREFETCHT0   64(R12)
 	ADDQ         $0x00000080, R9
 
 pf_skip_104:
@@ -17956,10 +17967,12 @@ pvw_row_2:
 	DECQ         R10
 	JNZ          pf_skip_105
 	MOVQ         ng+16(FP), R10
-	CMPQ         R9, 232(SP)
+	CMPQ         R9, 240(SP)
 	JAE          pf_skip_105
-	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
+	MOVQ         200(SP), R12
+	ADDQ         R9, R12
+	PREFETCHT0   (R12)
+	PREFETCHT0   64(R12)
 	ADDQ         $0x00000080, R9
 
 pf_skip_105:
@@ -17981,8 +17994,8 @@ pvw_merge_2:
 	JMP     pvw_block_2
 
 pvw_next_2:
-	MOVQ R9, 224(SP)
-	MOVQ R10, 240(SP)
+	MOVQ R9, 232(SP)
+	MOVQ R10, 248(SP)
 	ADDQ $0x00000004, 32(SP)
 	JMP  pv_13
 
@@ -18010,8 +18023,8 @@ pv_14:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  224(SP), R10
-	MOVQ  240(SP), R11
+	MOVQ  232(SP), R10
+	MOVQ  248(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -18073,7 +18086,7 @@ pv2_single_17:
 	DECQ         R11
 	JNZ          pf_skip_106
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 232(SP)
+	CMPQ         R10, 240(SP)
 	JAE          pf_skip_106
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -18148,7 +18161,7 @@ pv2_single_18:
 	DECQ         R11
 	JNZ          pf_skip_107
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 232(SP)
+	CMPQ         R10, 240(SP)
 	JAE          pf_skip_107
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -18209,7 +18222,7 @@ pv2_single_19:
 	DECQ         R11
 	JNZ          pf_skip_108
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 232(SP)
+	CMPQ         R10, 240(SP)
 	JAE          pf_skip_108
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -18261,7 +18274,7 @@ pv2_single_20:
 	DECQ         R11
 	JNZ          pf_skip_109
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 232(SP)
+	CMPQ         R10, 240(SP)
 	JAE          pf_skip_109
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -18284,8 +18297,8 @@ pv2_merge_20:
 	JMP     pv2_block_20
 
 pv2_next_20:
-	MOVQ R10, 224(SP)
-	MOVQ R11, 240(SP)
+	MOVQ R10, 232(SP)
+	MOVQ R11, 248(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_14
 
@@ -18308,8 +18321,8 @@ pv_15:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  224(SP), R8
-	MOVQ  240(SP), R9
+	MOVQ  232(SP), R8
+	MOVQ  248(SP), R9
 	XORQ  R10, R10
 
 pv_block_63:
@@ -18366,7 +18379,7 @@ pv_single_63:
 	DECQ         R9
 	JNZ          pf_skip_110
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_110
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -18438,7 +18451,7 @@ pv_single_64:
 	DECQ         R9
 	JNZ          pf_skip_111
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_111
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -18506,7 +18519,7 @@ pv_pair_65:
 	DECQ         R9
 	JNZ          pf_skip_112
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_112
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -18534,7 +18547,7 @@ pv_single_65:
 	DECQ         R9
 	JNZ          pf_skip_113
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_113
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -18589,7 +18602,7 @@ pv_pair_66:
 	DECQ         R9
 	JNZ          pf_skip_114
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_114
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -18612,7 +18625,7 @@ pv_single_66:
 	DECQ         R9
 	JNZ          pf_skip_115
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_115
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -18657,7 +18670,7 @@ pv_pair_67:
 	DECQ         R9
 	JNZ          pf_skip_116
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_116
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -18678,7 +18691,7 @@ pv_single_67:
 	DECQ         R9
 	JNZ          pf_skip_117
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_117
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -18696,8 +18709,8 @@ pv_merge_67:
 	JMP     pv_block_67
 
 pv_next_67:
-	MOVQ R8, 224(SP)
-	MOVQ R9, 240(SP)
+	MOVQ R8, 232(SP)
+	MOVQ R9, 248(SP)
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_15
 
@@ -19303,11 +19316,11 @@ pv_next_71:
 
 // func flashDecodeFastF16AVX2(o *float32, q *float32, ng int, k *byte, v *byte, n int, d int, tk int, scale float32, state *float32, tiles *float32, tileStride int, stride int, mode int)
 // Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
-TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $256-112
+TEXT ·flashDecodeFastF16AVX2(SB), NOSPLIT, $264-112
 	PCALIGN $64
 	MOVQ d+48(FP), AX
 	SHLQ $0x01, AX
-	MOVQ AX, 248(SP)
+	MOVQ AX, 256(SP)
 	MOVQ $0x00000000, 32(SP)
 
 init_6:
@@ -19363,19 +19376,22 @@ tile_6:
 	MOVQ    ng+16(FP), CX
 	CMPQ    CX, $0x01
 	CMOVQGT AX, DX
+	MOVQ    DX, CX
+	NEGQ    CX
+	MOVQ    CX, 200(SP)
 	MOVQ    8(SP), CX
 	ADDQ    DX, CX
-	MOVQ    CX, 200(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 208(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 216(SP)
 	MOVQ    (SP), CX
 	ADDQ    AX, CX
 	ADDQ    DX, CX
-	MOVQ    CX, 224(SP)
-	ADDQ    AX, CX
 	MOVQ    CX, 232(SP)
-	MOVQ    $0x00000001, 216(SP)
-	MOVQ    $0x00000001, 240(SP)
+	ADDQ    AX, CX
+	MOVQ    CX, 240(SP)
+	MOVQ    $0x00000001, 224(SP)
+	MOVQ    $0x00000001, 248(SP)
 	MOVQ    $0x00000000, 32(SP)
 	MOVQ    mode+104(FP), AX
 	TESTQ   $0x00000002, AX
@@ -19404,8 +19420,8 @@ scores_16:
 	MOVQ    24(SP), SI
 	MOVQ    tileStride+88(FP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    200(SP), R9
-	MOVQ    216(SP), R10
+	MOVQ    208(SP), R9
+	MOVQ    224(SP), R10
 	MOVQ    DX, DX
 	MOVQ    CX, 72(SP)
 	MOVQ    DX, 104(SP)
@@ -19443,7 +19459,7 @@ scoresw_by2_2:
 	MOVQ   64(SP), CX
 	MOVQ   72(SP), DX
 	LEAQ   (AX)(AX*2), BX
-	MOVQ   248(SP), SI
+	MOVQ   256(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -19469,10 +19485,12 @@ scoresw_chunk2_2:
 	DECQ        R10
 	JNZ         pf_skip_118
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_118
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
+	MOVQ        200(SP), SI
+	ADDQ        R9, SI
+	PREFETCHT0  (SI)
+	PREFETCHT0  64(SI)
 	ADDQ        $0x00000080, R9
 
 pf_skip_118:
@@ -19493,10 +19511,12 @@ pf_skip_118:
 	DECQ        R10
 	JNZ         pf_skip_119
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_119
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
+	MOVQ        200(SP), SI
+	ADDQ        R9, SI
+	PREFETCHT0  (SI)
+	PREFETCHT0  64(SI)
 	ADDQ        $0x00000080, R9
 
 pf_skip_119:
@@ -19525,10 +19545,12 @@ scoresw_odd_2:
 	DECQ        R10
 	JNZ         pf_skip_120
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_120
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
+	MOVQ        200(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
 	ADDQ        $0x00000080, R9
 
 pf_skip_120:
@@ -19588,7 +19610,7 @@ scoresw_by1_2:
 	MOVQ   96(SP), SI
 	SUBQ   AX, SI
 	SUBQ   AX, SI
-	MOVQ   248(SP), DI
+	MOVQ   256(SP), DI
 	ADDQ   AX, DI
 	MOVQ   DI, 40(SP)
 
@@ -19663,8 +19685,8 @@ scoresw_done_2:
 	VMAXSS       X3, X1, X1
 	VMOVHLPS     X5, X5, X2
 	VMAXSS       X4, X2, X2
-	MOVQ         R9, 200(SP)
-	MOVQ         R10, 216(SP)
+	MOVQ         R9, 208(SP)
+	MOVQ         R10, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -19701,8 +19723,8 @@ scores_17:
 	MOVQ    (SP), SI
 	MOVQ    24(SP), DI
 	MOVQ    stride+96(FP), R8
-	MOVQ    200(SP), R9
-	MOVQ    216(SP), R10
+	MOVQ    208(SP), R9
+	MOVQ    224(SP), R10
 	SUBQ    CX, AX
 	SUBQ    DX, BX
 	MOVQ    DX, DX
@@ -19746,7 +19768,7 @@ scores2_six_2:
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   248(SP), SI
+	MOVQ   256(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -19779,7 +19801,7 @@ scores2_6_chunk2_2:
 	DECQ        R10
 	JNZ         pf_skip_121
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_121
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -19811,7 +19833,7 @@ pf_skip_121:
 	DECQ        R10
 	JNZ         pf_skip_122
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_122
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -19851,7 +19873,7 @@ scores2_6_odd_2:
 	DECQ        R10
 	JNZ         pf_skip_123
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_123
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -19925,7 +19947,7 @@ scores2_by4_4:
 	MOVQ   80(SP), BX
 	SUBQ   CX, BX
 	SUBQ   CX, BX
-	MOVQ   248(SP), SI
+	MOVQ   256(SP), SI
 	ADDQ   CX, SI
 	MOVQ   SI, 40(SP)
 	SUBQ   $0x00000010, SI
@@ -19951,7 +19973,7 @@ scores2_4_chunk2_4:
 	DECQ        R10
 	JNZ         pf_skip_124
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_124
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -19977,7 +19999,7 @@ pf_skip_124:
 	DECQ        R10
 	JNZ         pf_skip_125
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_125
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -20010,7 +20032,7 @@ scores2_4_odd_4:
 	DECQ        R10
 	JNZ         pf_skip_126
 	MOVQ        ng+16(FP), R10
-	CMPQ        R9, 208(SP)
+	CMPQ        R9, 216(SP)
 	JAE         pf_skip_126
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
@@ -20066,7 +20088,7 @@ scores2_by1_6:
 	MOVQ   80(SP), DX
 	SUBQ   AX, DX
 	SUBQ   AX, DX
-	MOVQ   248(SP), BX
+	MOVQ   256(SP), BX
 	ADDQ   AX, BX
 	MOVQ   BX, 40(SP)
 
@@ -20118,8 +20140,8 @@ scores2_done_6:
 	VMOVSHDUP X0, X3
 	VMAXPS    X3, X0, X0
 	VMAXSS    X1, X0, X0
-	MOVQ      R9, 200(SP)
-	MOVQ      R10, 216(SP)
+	MOVQ      R9, 208(SP)
+	MOVQ      R10, 224(SP)
 	MOVQ      state+72(FP), AX
 	MOVQ      ng+16(FP), CX
 	LEAQ      (AX)(CX*4), AX
@@ -20149,8 +20171,8 @@ scores_18:
 	MOVQ    (SP), DX
 	MOVQ    24(SP), BX
 	MOVQ    stride+96(FP), SI
-	MOVQ    200(SP), DI
-	MOVQ    216(SP), R8
+	MOVQ    208(SP), DI
+	MOVQ    224(SP), R8
 	MOVQ    DX, DX
 	LEAQ    (SI)(SI*2), R9
 	VMOVUPS expconst<>+0(SB), Y0
@@ -20172,7 +20194,7 @@ scores_by8_17:
 	MOVQ   CX, R12
 	SUBQ   DX, R12
 	SUBQ   DX, R12
-	MOVQ   248(SP), R13
+	MOVQ   256(SP), R13
 	ANDQ   $0xffffffe0, R13
 	ADDQ   DX, R13
 	CMPQ   R10, R13
@@ -20191,7 +20213,7 @@ scores_pairs_27:
 	DECQ        R8
 	JNZ         pf_skip_127
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 208(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_127
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -20213,7 +20235,7 @@ pf_skip_127:
 	JB          scores_pairs_27
 
 scores_odd_27:
-	MOVQ        248(SP), R13
+	MOVQ        256(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_27
@@ -20230,7 +20252,7 @@ scores_odd_27:
 scores_half_27:
 	MOVQ DX, R10
 	LEAQ (DX)(SI*4), R11
-	MOVQ 248(SP), R13
+	MOVQ 256(SP), R13
 	ANDQ $0xffffffe0, R13
 	ADDQ DX, R13
 	CMPQ R10, R13
@@ -20249,7 +20271,7 @@ scores_pairs_28:
 	DECQ        R8
 	JNZ         pf_skip_128
 	MOVQ        ng+16(FP), R8
-	CMPQ        DI, 208(SP)
+	CMPQ        DI, 216(SP)
 	JAE         pf_skip_128
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -20271,7 +20293,7 @@ pf_skip_128:
 	JB          scores_pairs_28
 
 scores_odd_28:
-	MOVQ        248(SP), R13
+	MOVQ        256(SP), R13
 	ADDQ        DX, R13
 	CMPQ        R10, R13
 	JAE         scores_half_28
@@ -20309,7 +20331,7 @@ scores_by1_17:
 	JZ     scores_done_35
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
-	MOVQ   248(SP), R13
+	MOVQ   256(SP), R13
 	ADDQ   DX, R13
 	MOVQ   CX, R12
 	SUBQ   DX, R12
@@ -20344,8 +20366,8 @@ scores_done_35:
 	VMOVSHDUP    X2, X0
 	VMAXPS       X0, X2, X2
 	VMAXSS       X1, X2, X2
-	MOVQ         DI, 200(SP)
-	MOVQ         R8, 216(SP)
+	MOVQ         DI, 208(SP)
+	MOVQ         R8, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         ng+16(FP), CX
 	LEAQ         (AX)(CX*4), AX
@@ -20812,8 +20834,8 @@ pv_16:
 	MOVQ  24(SP), SI
 	MOVQ  tileStride+88(FP), DI
 	MOVQ  stride+96(FP), R8
-	MOVQ  224(SP), R9
-	MOVQ  240(SP), R10
+	MOVQ  232(SP), R9
+	MOVQ  248(SP), R10
 	MOVQ  CX, 40(SP)
 	ADDQ  AX, CX
 	MOVQ  CX, 48(SP)
@@ -20871,10 +20893,12 @@ pvw_row_3:
 	DECQ         R10
 	JNZ          pf_skip_129
 	MOVQ         ng+16(FP), R10
-	CMPQ         R9, 232(SP)
+	CMPQ         R9, 240(SP)
 	JAE          pf_skip_129
-	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
+	MOVQ         200(SP), R12
+	ADDQ         R9, R12
+	PREFETCHT0   (R12)
+	PREFETCHT0   64(R12)
 	ADDQ         $0x00000080, R9
 
 pf_skip_129:
@@ -20935,10 +20959,12 @@ pvw_row_4:
 	DECQ         R10
 	JNZ          pf_skip_130
 	MOVQ         ng+16(FP), R10
-	CMPQ         R9, 232(SP)
+	CMPQ         R9, 240(SP)
 	JAE          pf_skip_130
-	PREFETCHT1   (R9)
-	PREFETCHT1   64(R9)
+	MOVQ         200(SP), R12
+	ADDQ         R9, R12
+	PREFETCHT0   (R12)
+	PREFETCHT0   64(R12)
 	ADDQ         $0x00000080, R9
 
 pf_skip_130:
@@ -20960,8 +20986,8 @@ pvw_merge_4:
 	JMP     pvw_block_4
 
 pvw_next_4:
-	MOVQ R9, 224(SP)
-	MOVQ R10, 240(SP)
+	MOVQ R9, 232(SP)
+	MOVQ R10, 248(SP)
 	ADDQ $0x00000004, 32(SP)
 	JMP  pv_16
 
@@ -20989,8 +21015,8 @@ pv_17:
 	MOVQ  8(SP), DI
 	MOVQ  24(SP), R8
 	MOVQ  stride+96(FP), R9
-	MOVQ  224(SP), R10
-	MOVQ  240(SP), R11
+	MOVQ  232(SP), R10
+	MOVQ  248(SP), R11
 	MOVQ  CX, 40(SP)
 	MOVQ  BX, 48(SP)
 	MOVQ  DX, 56(SP)
@@ -21052,7 +21078,7 @@ pv2_single_21:
 	DECQ         R11
 	JNZ          pf_skip_131
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 232(SP)
+	CMPQ         R10, 240(SP)
 	JAE          pf_skip_131
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -21127,7 +21153,7 @@ pv2_single_22:
 	DECQ         R11
 	JNZ          pf_skip_132
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 232(SP)
+	CMPQ         R10, 240(SP)
 	JAE          pf_skip_132
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -21188,7 +21214,7 @@ pv2_single_23:
 	DECQ         R11
 	JNZ          pf_skip_133
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 232(SP)
+	CMPQ         R10, 240(SP)
 	JAE          pf_skip_133
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -21240,7 +21266,7 @@ pv2_single_24:
 	DECQ         R11
 	JNZ          pf_skip_134
 	MOVQ         ng+16(FP), R11
-	CMPQ         R10, 232(SP)
+	CMPQ         R10, 240(SP)
 	JAE          pf_skip_134
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
@@ -21263,8 +21289,8 @@ pv2_merge_24:
 	JMP     pv2_block_24
 
 pv2_next_24:
-	MOVQ R10, 224(SP)
-	MOVQ R11, 240(SP)
+	MOVQ R10, 232(SP)
+	MOVQ R11, 248(SP)
 	ADDQ $0x00000002, 32(SP)
 	JMP  pv_17
 
@@ -21287,8 +21313,8 @@ pv_18:
 	MOVQ  8(SP), BX
 	MOVQ  24(SP), SI
 	MOVQ  stride+96(FP), DI
-	MOVQ  224(SP), R8
-	MOVQ  240(SP), R9
+	MOVQ  232(SP), R8
+	MOVQ  248(SP), R9
 	XORQ  R10, R10
 
 pv_block_72:
@@ -21345,7 +21371,7 @@ pv_single_72:
 	DECQ         R9
 	JNZ          pf_skip_135
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_135
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -21417,7 +21443,7 @@ pv_single_73:
 	DECQ         R9
 	JNZ          pf_skip_136
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_136
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -21485,7 +21511,7 @@ pv_pair_74:
 	DECQ         R9
 	JNZ          pf_skip_137
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_137
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
@@ -21513,7 +21539,7 @@ pv_single_74:
 	DECQ         R9
 	JNZ          pf_skip_138
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_138
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -21568,7 +21594,7 @@ pv_pair_75:
 	DECQ         R9
 	JNZ          pf_skip_139
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_139
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -21591,7 +21617,7 @@ pv_single_75:
 	DECQ         R9
 	JNZ          pf_skip_140
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_140
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -21636,7 +21662,7 @@ pv_pair_76:
 	DECQ         R9
 	JNZ          pf_skip_141
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_141
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -21657,7 +21683,7 @@ pv_single_76:
 	DECQ         R9
 	JNZ          pf_skip_142
 	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
+	CMPQ         R8, 240(SP)
 	JAE          pf_skip_142
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
@@ -21675,8 +21701,8 @@ pv_merge_76:
 	JMP     pv_block_76
 
 pv_next_76:
-	MOVQ R8, 224(SP)
-	MOVQ R9, 240(SP)
+	MOVQ R8, 232(SP)
+	MOVQ R9, 248(SP)
 	ADDQ $0x00000001, 32(SP)
 	JMP  pv_18
 

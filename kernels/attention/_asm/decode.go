@@ -808,9 +808,19 @@ func (t tier) wideHeads() int { return t.W / 2 }
 // reads. Against two lines, from DRAM (64:8) 0.74–0.79 of the time (67–69
 // % of the paired kv-read against 53–57 %); two against four 0.89–0.90;
 // one against four in L3 (ctx 1024) 0.91–0.98, at ctx 4096 0.87–0.93;
-// none at all (the near stream off) 1.84–1.93. AVX2 (spread T1, every
-// ng-th step): two lines, against four 0.87–0.94 from DRAM, against one
-// 0.94 and 0.77–0.84 (one line 1.06–1.30 of two's time).
+// none at all (the near stream off) 1.84–1.93. AVX2 (spread, every ng-th
+// step): two lines, against four 0.87–0.94 from DRAM, against one 0.94
+// and 0.77–0.84 (one line 1.06–1.30 of two's time), measured with the
+// far T1 stream (a tile ahead). AVX2's wide sets now take the near T0
+// stream instead (this tile's V during the scores, the next K during
+// P·V; wideNear in flashDecode), so paced: Xeon, f16, sweeps alternated,
+// time over far T1's, from DRAM (ctx 32768 --cold) 32:8 0.87 and 0.90 (3
+// and 4 rounds; 72–75 % of the paired kv-read to 77–82 %), 64:8 0.94 and
+// 1.02 (47–49 % both: its widening bounds it); cold at ctx 1024 and 4096
+// 0.98 and 0.84 (32:8, 66–73 % to 77–81 %), 0.99 and 0.90 (64:8); in L3
+// (ctx 1024, 4096) 0.96–0.99 (32:8), 0.72–0.99 (64:8). Zen 5 had taken
+// its AVX2 groups (pairs then, f32 and f16) 0.91–1.15 with near: the wide
+// sets run where modeWide is asked alone (Intel).
 func (t tier) wideLines() int {
 	if t.W == 16 {
 		return 1
@@ -1044,8 +1054,9 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // L1. Near prefetch of K alone or of V alone gave about half (0.93–0.98)
 // or nothing. At two threads (ctx 4096 and 32768 --cold) f32 took
 // 0.82–0.93, f16 0.91–0.99. (Those runs kept T1 too, one line in four;
-// it went later, see near.) AVX2 keeps T1 alone: on Zen 5 its groups
-// went 0.91–1.15 with near, and on Zen 3 every hint already fills L1.
+// it went later, see near.) AVX2 keeps T1 alone but in its wide sets
+// (Intel; wideLines): on Zen 5 its groups went 0.91–1.15 with near, and
+// on Zen 3 every hint already fills L1.
 //
 // Zen 3 has no such L2-only hint: every hint fills L1 there (re-reading a
 // 24–28 KB set from L1 while prefetching a DRAM stream slowed it from 4.1
@@ -1888,11 +1899,15 @@ func (t tier) flashDecode(fast bool) {
 	// of a phase; AVX-512's head pairs step through them at half the rate
 	// they read K or V, which for 4 heads ends with the phase.
 	spread := t.W == 8
-	// near: the AVX-512 head-major quads and pairs prefetch into L1, one
-	// tile behind the cursor, instead (see prefetcher).
+	// near: the AVX-512 head-major quads and pairs (and the wide sets of
+	// either tier) prefetch into L1, one tile behind the cursor, instead
+	// (see prefetcher).
 	near := t.W == 16 && !t.pos && !t.kv.q8 // q8_0 has no quads or pairs
+	// wideNear: AVX2's wide sets (Intel, where the mode asks) take the
+	// near stream too, spread as the rest of AVX2's (see wideLines).
+	wideNear := t.W == 8 && t.wide() && !t.pos
 	var lNearOff Mem
-	if near {
+	if near || wideNear {
 		lNearOff = AllocLocal(8)
 	}
 	newPrefetcher := func() prefetcher {
@@ -1914,9 +1929,9 @@ func (t tier) flashDecode(fast bool) {
 	// quadMax bytes, where quadMax is set (a runtime test: D is a
 	// parameter), quad(lines) stepping the prefetch lines a step
 	// (pacedLines for f16 where the mode asks); with pair set (f32 and f16), two
-	// at a time while two remain; then single, one at a time. The quads
-	// and pairs step the prefetchers with their near prefetch on, the
-	// single heads with it off.
+	// at a time while two remain; then single, one at a time. The wide
+	// sets, quads and pairs step the prefetchers with their near prefetch
+	// on (AVX2: the wide sets alone), the single heads with it off.
 	var lRL Mem // the bytes of a K or V row (set below)
 	eachHead := func(name string, quadMax int, wideSet func(), quad func(lines int), pair, single func()) {
 		MOVQ(U32(0), lH)
@@ -1948,7 +1963,9 @@ func (t tier) flashDecode(fast bool) {
 		if wideSet != nil && t.wide() { // where the caller asks
 			noWide := NewLabel(name + "_nowide")
 			askMode(modeWide, LabelRef(noWide))
+			pfV.near, pfK.near = near || wideNear, near || wideNear
 			loop(t.wideHeads(), wideSet)
+			pfV.near, pfK.near = near, near
 			Label(noWide)
 		}
 		if quad != nil && t.W == 16 && !t.kv.q8 { // scores4 and pv4: AVX-512, f32 and f16
@@ -2132,7 +2149,7 @@ func (t tier) flashDecode(fast bool) {
 		Load(Param("ng"), g)
 		CMPQ(g, Imm(1))
 		CMOVQGT(bytes, ahead)
-		if near { // a group's cursor runs ahead bytes on: near is this tile
+		if near || wideNear { // a group's cursor runs ahead bytes on: near is this tile
 			MOVQ(ahead, p)
 			NEGQ(p)
 			MOVQ(p, lNearOff)
