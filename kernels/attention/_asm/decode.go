@@ -1055,8 +1055,10 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // or nothing. At two threads (ctx 4096 and 32768 --cold) f32 took
 // 0.82–0.93, f16 0.91–0.99. (Those runs kept T1 too, one line in four;
 // it went later, see near.) AVX2 keeps T1 alone but in its wide sets
-// (Intel; wideLines): on Zen 5 its groups went 0.91–1.15 with near, and
-// on Zen 3 every hint already fills L1.
+// (Intel; wideLines): on Zen 5 its groups went 0.91–1.15 with near, on
+// the Xeon its f32 pairs 1.04 (32:8) and 1.15 (64:8) from DRAM (ctx 32768
+// --cold, sweeps alternated, 3 rounds; 92–93 % of the paired kv-read to
+// 87–89, 79–81 to 74–78), and on Zen 3 every hint already fills L1.
 //
 // Zen 3 has no such L2-only hint: every hint fills L1 there (re-reading a
 // 24–28 KB set from L1 while prefetching a DRAM stream slowed it from 4.1
