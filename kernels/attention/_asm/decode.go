@@ -1905,9 +1905,10 @@ func (t tier) flashDecode(fast bool) {
 	// either tier) prefetch into L1, one tile behind the cursor, instead
 	// (see prefetcher).
 	near := t.W == 16 && !t.pos && !t.kv.q8 // q8_0 has no quads or pairs
-	// wideNear: AVX2's wide sets (Intel, where the mode asks) take the
-	// near stream too, spread as the rest of AVX2's (see wideLines).
-	wideNear := t.W == 8 && t.wide() && !t.pos
+	// wideNear: the head-major wide sets (f16, where the mode asks) take
+	// the near stream in either tier; AVX2's is spread as the rest of
+	// AVX2's (see wideLines).
+	wideNear := t.wide() && !t.pos
 	var lNearOff Mem
 	if near || wideNear {
 		lNearOff = AllocLocal(8)
@@ -1965,7 +1966,7 @@ func (t tier) flashDecode(fast bool) {
 		if wideSet != nil && t.wide() { // where the caller asks
 			noWide := NewLabel(name + "_nowide")
 			askMode(modeWide, LabelRef(noWide))
-			pfV.near, pfK.near = near || wideNear, near || wideNear
+			pfV.near, pfK.near = wideNear, wideNear
 			loop(t.wideHeads(), wideSet)
 			pfV.near, pfK.near = near, near
 			Label(noWide)
