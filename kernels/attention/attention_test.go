@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"testing"
 
 	"github.com/ckbench/ckbench/kernels/buf"
@@ -333,6 +334,52 @@ func TestNoAllocs(t *testing.T) {
 				}
 				if n := testing.AllocsPerRun(10, func() { im.Run(p, b) }); n != 0 {
 					t.Errorf("%s %s allocates %.0f times per call", k, kv, n)
+				}
+			}
+		}
+	})
+}
+
+// TestExpChosen checks that each tier computes with the exp a call asks
+// for (the asm kernels take it as the mode argument's modeFastExp bit,
+// one kernel for both): its output is at least five times nearer the
+// generic tier's with the same exp than the generic tier's with the other
+// (12–50 times on the Xeon), for every kernel, KV type and flash path.
+func TestExpChosen(t *testing.T) {
+	gen := Impls()[0]
+	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
+		for _, k := range Kernels {
+			for _, kv := range KVTypes {
+				for _, s := range []Shape{{H: 2, Hkv: 2, D: 64, T: 200, KV: kv}, {H: 16, Hkv: 2, D: 128, T: 90, KV: kv}} {
+					p := Params{Kernel: k, Shape: s, TileK: 32}
+					b := Alloc(p)
+					FillRandom(b, 7)
+					for i := range b.Q {
+						b.Q[i] *= 4 // scores spread over a wide range of exp
+					}
+					if err := Encode(p.Shape, b); err != nil {
+						t.Fatal(err)
+					}
+					out := func(im Impl, e Exp) []float32 {
+						p.Exp = e
+						im.Run(p, b)
+						return slices.Clone(b.O)
+					}
+					want := map[Exp][]float64{}
+					for _, e := range []Exp{ExpExact, ExpFast} {
+						for _, v := range out(gen, e) {
+							want[e] = append(want[e], float64(v))
+						}
+					}
+					for _, im := range flashPaths(im, p) {
+						for _, e := range []Exp{ExpExact, ExpFast} {
+							o := out(im, e)
+							same, other := MaxRelErr(o, want[e], s.D), MaxRelErr(o, want[1-e], s.D)
+							if !(same*5 < other) {
+								t.Errorf("%s %s H=%d paths %v, %s exp: %.2g from the generic tier's %s, %.2g from its other", k, kv, s.H, im.mode, e, same, e, other)
+							}
+						}
+					}
 				}
 			}
 		}

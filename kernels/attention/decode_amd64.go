@@ -19,33 +19,33 @@ func init() {
 	impls = append(impls,
 		Impl{Tier: isa.AVX2, mode: mode,
 			flash: flashAsm(flashKernels{
-				F32:  {flashDecodeExactAVX2, flashDecodeFastAVX2},
-				F16:  {flashDecodeExactF16AVX2, flashDecodeFastF16AVX2},
-				Q8_0: {flashDecodeExactQ8AVX2, flashDecodeFastQ8AVX2},
+				F32:  flashDecodeAVX2,
+				F16:  flashDecodeF16AVX2,
+				Q8_0: flashDecodeQ8AVX2,
 			}, flashKernels{
-				F32:  {flashDecodeExactAVX2Pos, flashDecodeFastAVX2Pos},
-				F16:  {flashDecodeExactF16AVX2Pos, flashDecodeFastF16AVX2Pos},
-				Q8_0: {flashDecodeExactQ8AVX2Pos, flashDecodeFastQ8AVX2Pos},
+				F32:  flashDecodeAVX2Pos,
+				F16:  flashDecodeF16AVX2Pos,
+				Q8_0: flashDecodeQ8AVX2Pos,
 			}),
 			naive: naiveAsm(naiveKernels{
-				F32:  {naiveDecodeExactAVX2, naiveDecodeFastAVX2},
-				F16:  {naiveDecodeExactF16AVX2, naiveDecodeFastF16AVX2},
-				Q8_0: {naiveDecodeExactQ8AVX2, naiveDecodeFastQ8AVX2},
+				F32:  naiveDecodeAVX2,
+				F16:  naiveDecodeF16AVX2,
+				Q8_0: naiveDecodeQ8AVX2,
 			})},
 		Impl{Tier: isa.AVX512, mode: mode,
 			flash: flashAsm(flashKernels{
-				F32:  {flashDecodeExactAVX512, flashDecodeFastAVX512},
-				F16:  {flashDecodeExactF16AVX512, flashDecodeFastF16AVX512},
-				Q8_0: {flashDecodeExactQ8AVX512, flashDecodeFastQ8AVX512},
+				F32:  flashDecodeAVX512,
+				F16:  flashDecodeF16AVX512,
+				Q8_0: flashDecodeQ8AVX512,
 			}, flashKernels{
-				F32:  {flashDecodeExactAVX512Pos, flashDecodeFastAVX512Pos},
-				F16:  {flashDecodeExactF16AVX512Pos, flashDecodeFastF16AVX512Pos},
-				Q8_0: {flashDecodeExactQ8AVX512Pos, flashDecodeFastQ8AVX512Pos},
+				F32:  flashDecodeAVX512Pos,
+				F16:  flashDecodeF16AVX512Pos,
+				Q8_0: flashDecodeQ8AVX512Pos,
 			}),
 			naive: naiveAsm(naiveKernels{
-				F32:  {naiveDecodeExactAVX512, naiveDecodeFastAVX512},
-				F16:  {naiveDecodeExactF16AVX512, naiveDecodeFastF16AVX512},
-				Q8_0: {naiveDecodeExactQ8AVX512, naiveDecodeFastQ8AVX512},
+				F32:  naiveDecodeAVX512,
+				F16:  naiveDecodeF16AVX512,
+				Q8_0: naiveDecodeQ8AVX512,
 			})},
 	)
 }
@@ -102,10 +102,11 @@ func modeOn(v cpuid.Vendor) flashMode {
 // The asm kernels take the cache as bytes, whatever its element type.
 type (
 	flashAsmFunc func(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-	naiveAsmFunc func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
-	// flashKernels and naiveKernels are a tier's kernels per KV type, exact then fast exp.
-	flashKernels [Q8_0 + 1][2]flashAsmFunc
-	naiveKernels [Q8_0 + 1][2]naiveAsmFunc
+	naiveAsmFunc func(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
+	// flashKernels and naiveKernels are a tier's kernels per KV type
+	// (either exp: the mode argument's modeFastExp bit).
+	flashKernels [Q8_0 + 1]flashAsmFunc
+	naiveKernels [Q8_0 + 1]naiveAsmFunc
 )
 
 // kvPtr is the first byte of n rows of s, checked to be there: the
@@ -117,11 +118,12 @@ func kvPtr(s kvSrc, n int) *byte {
 	return &s.enc[:s.span(n)][0]
 }
 
-func expIndex(e Exp) int {
+// withExp is mode with modeFastExp set where e is the fast exp.
+func withExp(mode flashMode, e Exp) flashMode {
 	if e == ExpFast {
-		return 1
+		return mode | modeFastExp
 	}
-	return 0
+	return mode &^ modeFastExp
 }
 
 // flashAsm adapts a tier's asm flash kernels to flashFunc: head's for a
@@ -135,228 +137,129 @@ func flashAsm(head, pos flashKernels) flashFunc {
 		if k.rs > 1 {
 			fs = &pos
 		}
-		f := fs[k.typ][expIndex(e)]
+		f := fs[k.typ]
 		tb := tileBufLen(tk)
 		tiles := ws[flashStateLen(g) : flashStateLen(g)+tileBufs(g)*tb]
 		o, q = o[:g*d], q[:g*d]
-		f(&o[0], &q[0], g, kvPtr(k, n), kvPtr(v, n), n, d, tk, scale, &ws[0], &tiles[0], 4*tb, k.strideBytes(), int(mode))
+		f(&o[0], &q[0], g, kvPtr(k, n), kvPtr(v, n), n, d, tk, scale, &ws[0], &tiles[0], 4*tb, k.strideBytes(), int(withExp(mode, e)))
 	}
 }
 
 func naiveAsm(fs naiveKernels) naiveFunc {
 	return func(o, q []float32, k, v kvSrc, n, d int, scale float32, e Exp, ws []float32) {
-		f := fs[k.typ][expIndex(e)]
+		f := fs[k.typ]
 		nw := roundUp(n, 16)
 		o, q, ws = o[:d], q[:d], ws[:nw+2]
-		f(&o[0], &q[0], kvPtr(k, n), kvPtr(v, n), n, d, scale, &ws[0], k.strideBytes(), &ws[nw])
+		f(&o[0], &q[0], kvPtr(k, n), kvPtr(v, n), n, d, scale, &ws[0], k.strideBytes(), &ws[nw], int(withExp(0, e)))
 	}
 }
 
-// flashDecodeExactAVX2 computes, for ng query heads sharing one KV head, what flashGeneric does with ExpExact:
-// per tile of tk of the n keys, x[j] = scale·q·k[j] for each head, the running max and sum
-// rescaled when the max grows, o += exp(x[j]−m)·v[j]; then o /= s. state holds m, s and
-// the tile maxima (3·ng floats); tiles holds max(ng, 2) buffers of tileStride bytes.
-// mode is a flashMode: with modeLonePipe a lone head (ng = 1) takes the
-// pipelined path, in the kernels that have one (the generator's
+// flashDecodeAVX2 computes, for ng query heads sharing one KV head, what
+// flashGeneric does: per tile of tk of the n keys, x[j] = scale·q·k[j] for
+// each head, the running max and sum rescaled when the max grows,
+// o += exp(x[j]−m)·v[j]; then o /= s. state holds m, s and the tile maxima
+// (3·ng floats); tiles holds max(ng, 2) buffers of tileStride bytes.
+// mode is a flashMode: with modeFastExp exp is CKE's polynomial (FastExp),
+// otherwise the exact one; with modeLonePipe a lone head (ng = 1) takes
+// the pipelined path, in the kernels that have one (the generator's
 // lonePipelined), otherwise the phases; with modeWide an f16 group takes
 // its heads as many at a time as share a widened vector (the generator's
 // wide); with modePaced the AVX-512 quads prefetch two lines a step (its
 // pacedLines).
 //
 //go:noescape
-func flashDecodeExactAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
+func flashDecodeAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// flashDecodeFastAVX2 is flashDecodeExact with CKE's polynomial exp (FastExp) for exp.
+// naiveDecodeAVX2 computes what naiveGeneric does for one head: ws[j] =
+// scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j],
+// and o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16; state[0]
+// and state[1] receive max and s (the caller's LSE is max + ln s). mode's
+// modeFastExp bit asks for FastExp, the rest of mode is not read.
 //
 //go:noescape
-func flashDecodeFastAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
+func naiveDecodeAVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
 
-// flashDecodeExactAVX512 computes, for ng query heads sharing one KV head, what flashGeneric does with ExpExact:
-// per tile of tk of the n keys, x[j] = scale·q·k[j] for each head, the running max and sum
-// rescaled when the max grows, o += exp(x[j]−m)·v[j]; then o /= s. state holds m, s and
-// the tile maxima (3·ng floats); tiles holds max(ng, 2) buffers of tileStride bytes.
-// mode is a flashMode: with modeLonePipe a lone head (ng = 1) takes the
-// pipelined path, in the kernels that have one (the generator's
-// lonePipelined), otherwise the phases; with modeWide an f16 group takes
-// its heads as many at a time as share a widened vector (the generator's
-// wide); with modePaced the AVX-512 quads prefetch two lines a step (its
-// pacedLines).
+// flashDecodeAVX512 is flashDecodeAVX2 in 512-bit vectors.
 //
 //go:noescape
-func flashDecodeExactAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
+func flashDecodeAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// flashDecodeFastAVX512 is flashDecodeExact with CKE's polynomial exp (FastExp) for exp.
+// naiveDecodeAVX512 is naiveDecodeAVX2 in 512-bit vectors.
 //
 //go:noescape
-func flashDecodeFastAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
+func naiveDecodeAVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
 
-// naiveDecodeExactAVX2 computes what naiveGeneric does with ExpExact for one head: ws[j] =
-// scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j], and
-// o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16; state[0] and
-// state[1] receive max and s (the caller's LSE is max + ln s).
+// flashDecodeF16AVX2 is flashDecodeAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func naiveDecodeExactAVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
+func flashDecodeF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// naiveDecodeFastAVX2 is naiveDecodeExact with FastExp for exp.
+// naiveDecodeF16AVX2 is naiveDecodeAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
 //go:noescape
-func naiveDecodeFastAVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
+func naiveDecodeF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
 
-// naiveDecodeExactAVX512 computes what naiveGeneric does with ExpExact for one head: ws[j] =
-// scale·q·k[j] for the n keys, then ws[j] = exp(ws[j]−max), s = Σ ws[j], and
-// o = Σ (ws[j]/s)·v[j]. ws holds n floats rounded up to 16; state[0] and
-// state[1] receive max and s (the caller's LSE is max + ln s).
+// flashDecodeF16AVX512 is flashDecodeAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
 //
 //go:noescape
-func naiveDecodeExactAVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
+func flashDecodeF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// naiveDecodeFastAVX512 is naiveDecodeExact with FastExp for exp.
+// naiveDecodeF16AVX512 is naiveDecodeAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
 //
 //go:noescape
-func naiveDecodeFastAVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
+func naiveDecodeF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
 
-// flashDecodeExactF16AVX2 is flashDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
+// flashDecodeQ8AVX2 is flashDecodeAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeExactF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
+func flashDecodeQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// naiveDecodeExactF16AVX2 is naiveDecodeExactAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
+// naiveDecodeQ8AVX2 is naiveDecodeAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
 //go:noescape
-func naiveDecodeExactF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
+func naiveDecodeQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
 
-// flashDecodeFastF16AVX2 is flashDecodeFastAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
+// flashDecodeQ8AVX512 is flashDecodeAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
 //
 //go:noescape
-func flashDecodeFastF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
+func flashDecodeQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// naiveDecodeFastF16AVX2 is naiveDecodeFastAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
+// naiveDecodeQ8AVX512 is naiveDecodeAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
 //
 //go:noescape
-func naiveDecodeFastF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
-
-// flashDecodeExactF16AVX512 is flashDecodeExactAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
-//
-//go:noescape
-func flashDecodeExactF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-
-// naiveDecodeExactF16AVX512 is naiveDecodeExactAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
-//
-//go:noescape
-func naiveDecodeExactF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
-
-// flashDecodeFastF16AVX512 is flashDecodeFastAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
-//
-//go:noescape
-func flashDecodeFastF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-
-// naiveDecodeFastF16AVX512 is naiveDecodeFastAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
-//
-//go:noescape
-func naiveDecodeFastF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
-
-// flashDecodeExactQ8AVX2 is flashDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
-//
-//go:noescape
-func flashDecodeExactQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-
-// naiveDecodeExactQ8AVX2 is naiveDecodeExactAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
-//
-//go:noescape
-func naiveDecodeExactQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
-
-// flashDecodeFastQ8AVX2 is flashDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
-//
-//go:noescape
-func flashDecodeFastQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-
-// naiveDecodeFastQ8AVX2 is naiveDecodeFastAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
-//
-//go:noescape
-func naiveDecodeFastQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
-
-// flashDecodeExactQ8AVX512 is flashDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
-//
-//go:noescape
-func flashDecodeExactQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-
-// naiveDecodeExactQ8AVX512 is naiveDecodeExactAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
-//
-//go:noescape
-func naiveDecodeExactQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
-
-// flashDecodeFastQ8AVX512 is flashDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
-//
-//go:noescape
-func flashDecodeFastQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-
-// naiveDecodeFastQ8AVX512 is naiveDecodeFastAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
-//
-//go:noescape
-func naiveDecodeFastQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32)
+func naiveDecodeQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
 
 // The position-major flash kernels: each is the kernel of its name without
 // Pos, for K and V rows stride > row bytes apart (a position-major cache),
 // whose software prefetch steps through a tile's rows one by one where
 // the head-major kernel's steps through a contiguous range.
 
-// flashDecodeExactAVX2Pos is flashDecodeExactAVX2 for a position-major cache.
+// flashDecodeAVX2Pos is flashDecodeAVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
+func flashDecodeAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// flashDecodeFastAVX2Pos is flashDecodeFastAVX2 for a position-major cache.
+// flashDecodeF16AVX2Pos is flashDecodeF16AVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastAVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
+func flashDecodeF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// flashDecodeExactF16AVX2Pos is flashDecodeExactF16AVX2 for a position-major cache.
+// flashDecodeQ8AVX2Pos is flashDecodeQ8AVX2 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
+func flashDecodeQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// flashDecodeFastF16AVX2Pos is flashDecodeFastF16AVX2 for a position-major cache.
+// flashDecodeAVX512Pos is flashDecodeAVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastF16AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
+func flashDecodeAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// flashDecodeExactQ8AVX2Pos is flashDecodeExactQ8AVX2 for a position-major cache.
+// flashDecodeF16AVX512Pos is flashDecodeF16AVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeExactQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
+func flashDecodeF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// flashDecodeFastQ8AVX2Pos is flashDecodeFastQ8AVX2 for a position-major cache.
+// flashDecodeQ8AVX512Pos is flashDecodeQ8AVX512 for a position-major cache.
 //
 //go:noescape
-func flashDecodeFastQ8AVX2Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-
-// flashDecodeExactAVX512Pos is flashDecodeExactAVX512 for a position-major cache.
-//
-//go:noescape
-func flashDecodeExactAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-
-// flashDecodeFastAVX512Pos is flashDecodeFastAVX512 for a position-major cache.
-//
-//go:noescape
-func flashDecodeFastAVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-
-// flashDecodeExactF16AVX512Pos is flashDecodeExactF16AVX512 for a position-major cache.
-//
-//go:noescape
-func flashDecodeExactF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-
-// flashDecodeFastF16AVX512Pos is flashDecodeFastF16AVX512 for a position-major cache.
-//
-//go:noescape
-func flashDecodeFastF16AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-
-// flashDecodeExactQ8AVX512Pos is flashDecodeExactQ8AVX512 for a position-major cache.
-//
-//go:noescape
-func flashDecodeExactQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
-
-// flashDecodeFastQ8AVX512Pos is flashDecodeFastQ8AVX512 for a position-major cache.
-//
-//go:noescape
-func flashDecodeFastQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
+func flashDecodeQ8AVX512Pos(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)

@@ -31,6 +31,10 @@ const (
 	// lines a step, not four: f16's always, f32's in groups of eight or
 	// more (the generator's pacedLines, wideOn).
 	modePaced
+	// modeFastExp: CKE's polynomial exp (ExpFast) instead of the exact
+	// one. Not a path a CPU chooses: each call sets it from its Exp
+	// (withExp), so that one asm kernel serves both.
+	modeFastExp
 )
 
 // String names the paths in m, for test failures and listings.

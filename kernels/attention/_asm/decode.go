@@ -856,6 +856,7 @@ const (
 	modeLonePipe = 1 << iota
 	modeWide
 	modePaced
+	modeFastExp
 )
 
 // headAt addresses head h's item (h < 8) at disp, the heads' items idx
@@ -1287,8 +1288,10 @@ func rowsAt(p0, p4, db, db3 GPVirtual, off int) []Mem {
 // (one per head, cnt scores each) go through one loop, so that several
 // heads' exp chains overlap. The last vector may run into a buffer's
 // padding (every buffer is a multiple of 16 floats); padding lanes are
-// written but never summed.
-func (t tier) expInPlace(fast bool, bufs []GPVirtual, cnt GPVirtual, ms []VecVirtual) []VecVirtual {
+// written but never summed. The exp is the one the mode argument asks for
+// (byExp): the whole-vector loop is emitted once per exp, chosen once a
+// call; the partial vector after it branches again.
+func (t tier) expInPlace(bufs []GPVirtual, cnt GPVirtual, ms []VecVirtual) []VecVirtual {
 	nh := len(bufs)
 	acc, p := make([]VecVirtual, nh), make([]GPVirtual, nh)
 	for i := range nh {
@@ -1302,7 +1305,7 @@ func (t tier) expInPlace(fast bool, bufs []GPVirtual, cnt GPVirtual, ms []VecVir
 	n := GP64()
 	MOVQ(cnt, n)
 	// exp loads a vector of each buffer and stores its exp.
-	exp := func() []VecVirtual {
+	exp := func(fast bool) []VecVirtual {
 		x := make([]VecVirtual, nh)
 		for i := range nh {
 			x[i] = t.loadScores(p[i])
@@ -1318,18 +1321,23 @@ func (t tier) expInPlace(fast bool, bufs []GPVirtual, cnt GPVirtual, ms []VecVir
 		}
 		return x
 	}
-	loop, tail, done := NewLabel("exp_loop"), NewLabel("exp_tail"), NewLabel("exp_done")
-	Label(loop)
-	CMPQ(n, U32(t.W))
-	JL(LabelRef(tail))
-	for i, x := range exp() {
-		VADDPS(x, acc[i], acc[i])
+	loops := map[bool]string{false: NewLabel("exp_loop"), true: NewLabel("exp_loop_fast")}
+	tail, done := NewLabel("exp_tail"), NewLabel("exp_done")
+	TESTQ(U32(modeFastExp), paramAddr("mode"))
+	JNZ(LabelRef(loops[true]))
+	for _, fast := range []bool{false, true} {
+		Label(loops[fast])
+		CMPQ(n, U32(t.W))
+		JL(LabelRef(tail))
+		for i, x := range exp(fast) {
+			VADDPS(x, acc[i], acc[i])
+		}
+		for i := range nh {
+			ADDQ(U32(t.VB()), p[i])
+		}
+		SUBQ(U32(t.W), n)
+		JMP(LabelRef(loops[fast]))
 	}
-	for i := range nh {
-		ADDQ(U32(t.VB()), p[i])
-	}
-	SUBQ(U32(t.W), n)
-	JMP(LabelRef(loop))
 	Label(tail)
 	s := make([]VecVirtual, nh)
 	for i := range nh {
@@ -1339,7 +1347,7 @@ func (t tier) expInPlace(fast bool, bufs []GPVirtual, cnt GPVirtual, ms []VecVir
 	JZ(LabelRef(done))
 	// A partial vector: the exp of the whole vector, the sum over the n
 	// scores that are real.
-	exp()
+	byExp(func(fast bool) { exp(fast) })
 	tl := NewLabel("exp_tail1")
 	Label(tl)
 	for i := range nh {
@@ -1352,6 +1360,23 @@ func (t tier) expInPlace(fast bool, bufs []GPVirtual, cnt GPVirtual, ms []VecVir
 	JNZ(LabelRef(tl))
 	Label(done)
 	return s
+}
+
+// byExp emits body(false) (the exact exp) and body(true) (the fast one)
+// with a branch between them on the mode argument's modeFastExp bit: one
+// kernel for either exp, where the exp is a small share of its code (a
+// kernel of each was twice the assembly for a few hundred instructions
+// of difference). A site runs a tile's or a call's exps, so the branch,
+// always the same way in a call, costs a test a site.
+func byExp(body func(fast bool)) {
+	fast, done := NewLabel("exp_fast"), NewLabel("exp_chosen")
+	TESTQ(U32(modeFastExp), paramAddr("mode"))
+	JNZ(LabelRef(fast))
+	body(false)
+	JMP(LabelRef(done))
+	Label(fast)
+	body(true)
+	Label(done)
 }
 
 // scaleRow multiplies the db bytes of floats at row by the vector c.
@@ -1886,14 +1911,14 @@ func (t tier) reciprocalOrZero(s VecVirtual) VecVirtual {
 // ~25 % slower (measured).
 //
 // state holds m[0..g), s[0..g) and the tile max mb[0..g).
-func (t tier) flashDecode(fast bool) {
-	name := "flashDecode" + ExpName(fast) + t.kv.name + t.Name
+func (t tier) flashDecode() {
+	name := "flashDecode" + t.kv.name + t.Name
 	if t.pos {
 		name += "Pos"
 	}
 	Implement(name) // its signature: the stub in decode_amd64.go
 	Attributes(NOSPLIT)
-	Doc(name+" is flash decode with "+map[bool]string{true: "the fast", false: "the exact"}[fast]+" exp; see flashGeneric.",
+	Doc(name+" is flash decode, with the exp the mode argument asks for (byExp); see flashGeneric.",
 		"state holds m[0..ng), s[0..ng), mb[0..ng); tiles holds max(ng, 2) tile buffers of tileStride bytes (a lone head pipelined takes two).")
 	lKp, lVp, lRem, lCnt, lH := AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8), AllocLocal(8)
 	lTmp := AllocLocal(160)
@@ -2307,7 +2332,7 @@ func (t tier) flashDecode(fast bool) {
 		VSUBSS(mnew, mold, cx)
 		c := t.Vec()
 		VBROADCASTSS(cx, c)
-		t.Exp(fast, c)
+		byExp(func(fast bool) { t.Exp(fast, c) })
 		sv := XMM()
 		VMULSS(stateAt(1).Offset(4*k), c.AsX(), sv)
 		VMOVSS(sv, stateAt(1).Offset(4*k))
@@ -2361,7 +2386,7 @@ func (t tier) flashDecode(fast bool) {
 			}
 			cnt := GP64()
 			MOVQ(lCnt, cnt)
-			for k, sum := range t.expInPlace(fast, bufs, cnt, ms) {
+			for k, sum := range t.expInPlace(bufs, cnt, ms) {
 				VADDSS(stateAt(1).Offset(4*k), sum, sum)
 				VMOVSS(sum, stateAt(1).Offset(4*k))
 			}
@@ -2660,7 +2685,7 @@ func (t tier) flashDecode(fast bool) {
 				VSUBSS(mnew, mold, cx)
 				cv := t.Vec()
 				VBROADCASTSS(cx, cv)
-				t.Exp(fast, cv)
+				byExp(func(fast bool) { t.Exp(fast, cv) })
 				sv := XMM()
 				VMULSS(stateAt(1), cv.AsX(), sv)
 				VMOVSS(sv, stateAt(1))
@@ -2674,7 +2699,7 @@ func (t tier) flashDecode(fast bool) {
 				b, cnt := GP64(), GP64()
 				MOVQ(bufL, b)
 				MOVQ(lCnt, cnt)
-				sum := t.expInPlace(fast, []GPVirtual{b}, cnt, []VecVirtual{ms})[0]
+				sum := t.expInPlace([]GPVirtual{b}, cnt, []VecVirtual{ms})[0]
 				VADDSS(stateAt(1), sum, sum)
 				VMOVSS(sum, stateAt(1))
 			}
@@ -2727,7 +2752,7 @@ func (t tier) flashDecode(fast bool) {
 		b, cnt := GP64(), GP64()
 		MOVQ(bufL, b)
 		MOVQ(lCnt, cnt)
-		sum := t.expInPlace(fast, []GPVirtual{b}, cnt, []VecVirtual{ms})[0]
+		sum := t.expInPlace([]GPVirtual{b}, cnt, []VecVirtual{ms})[0]
 		VADDSS(stateAt(1), sum, sum)
 		VMOVSS(sum, stateAt(1))
 	}
@@ -2818,8 +2843,8 @@ func (t tier) flashDecode(fast bool) {
 
 // naiveDecode generates the materialized decode for one query head: scores
 // for all n keys into ws, max, exp and sum, normalize, then P·V.
-func (t tier) naiveDecode(fast bool) {
-	name := "naiveDecode" + ExpName(fast) + t.kv.name + t.Name
+func (t tier) naiveDecode() {
+	name := "naiveDecode" + t.kv.name + t.Name
 	Implement(name)
 	Attributes(NOSPLIT)
 	Doc(name+" is the textbook decode; see naiveGeneric.",
@@ -2842,7 +2867,7 @@ func (t tier) naiveDecode(fast bool) {
 	m := t.scores(ws, q, k, n, kdb, lRL, paramAddr("scale"), nil)
 	mb := t.Vec()
 	VBROADCASTSS(m, mb)
-	s := t.expInPlace(fast, []GPVirtual{ws}, n, []VecVirtual{mb})[0]
+	s := t.expInPlace([]GPVirtual{ws}, n, []VecVirtual{mb})[0]
 	{
 		st := GP64()
 		Load(Param("state"), st)

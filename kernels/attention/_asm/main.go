@@ -13,10 +13,8 @@ func main() {
 	Begin("github.com/ckbench/ckbench/kernels/attention", "expconst")
 	for _, e := range []elem{f32, f16, q8} {
 		for _, t := range []tier{avx2.with(e), avx512.with(e)} {
-			for _, fast := range []bool{false, true} {
-				t.flashDecode(fast)
-				t.naiveDecode(fast)
-			}
+			t.flashDecode()
+			t.naiveDecode()
 		}
 	}
 	// The position-major flash kernels (see tier.pos), after the others so
@@ -24,9 +22,7 @@ func main() {
 	for _, e := range []elem{f32, f16, q8} {
 		for _, t := range []tier{avx2.with(e), avx512.with(e)} {
 			t.pos = true
-			for _, fast := range []bool{false, true} {
-				t.flashDecode(fast)
-			}
+			t.flashDecode()
 		}
 	}
 	GenerateAligned()
