@@ -189,42 +189,49 @@ func flashDecodeAVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale fl
 //go:noescape
 func naiveDecodeAVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
 
-// flashDecodeF16AVX2 is flashDecodeAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
+// The f16 and q8_0 kernels: each is the kernel of its name without F16 or
+// Q8, over an f16 cache (K and V values widened by VCVTPH2PS as they are
+// loaded) or a q8_0 cache (blocks of 32 int8 and an f16 scale; q holds
+// each head's query quantized to q8_0, at 4·d bytes per head; Q·K is an
+// int8 dot per block, V dequantized in registers). k and v are n rows of
+// d values.
+
+// flashDecodeF16AVX2 is flashDecodeAVX2 over an f16 cache.
 //
 //go:noescape
 func flashDecodeF16AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// naiveDecodeF16AVX2 is naiveDecodeAVX2 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
-//
-//go:noescape
-func naiveDecodeF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
-
-// flashDecodeF16AVX512 is flashDecodeAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded); k and v are n rows of d values.
+// flashDecodeF16AVX512 is flashDecodeAVX512 over an f16 cache.
 //
 //go:noescape
 func flashDecodeF16AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// naiveDecodeF16AVX512 is naiveDecodeAVX512 over an f16 cache (K and V values widened by VCVTPH2PS as they are loaded).
-//
-//go:noescape
-func naiveDecodeF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
-
-// flashDecodeQ8AVX2 is flashDecodeAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
+// flashDecodeQ8AVX2 is flashDecodeAVX2 over a q8_0 cache.
 //
 //go:noescape
 func flashDecodeQ8AVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// naiveDecodeQ8AVX2 is naiveDecodeAVX2 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
-//
-//go:noescape
-func naiveDecodeQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
-
-// flashDecodeQ8AVX512 is flashDecodeAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers; k and v are n rows of d values.
+// flashDecodeQ8AVX512 is flashDecodeAVX512 over a q8_0 cache.
 //
 //go:noescape
 func flashDecodeQ8AVX512(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)
 
-// naiveDecodeQ8AVX512 is naiveDecodeAVX512 over a q8_0 cache (blocks of 32 int8 and an f16 scale): q holds each head's query quantized to q8_0 (at 4·d bytes per head), Q·K an int8 dot per block, V dequantized in registers.
+// naiveDecodeF16AVX2 is naiveDecodeAVX2 over an f16 cache.
+//
+//go:noescape
+func naiveDecodeF16AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
+
+// naiveDecodeF16AVX512 is naiveDecodeAVX512 over an f16 cache.
+//
+//go:noescape
+func naiveDecodeF16AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
+
+// naiveDecodeQ8AVX2 is naiveDecodeAVX2 over a q8_0 cache.
+//
+//go:noescape
+func naiveDecodeQ8AVX2(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
+
+// naiveDecodeQ8AVX512 is naiveDecodeAVX512 over a q8_0 cache.
 //
 //go:noescape
 func naiveDecodeQ8AVX512(o, q *float32, k, v *byte, n, d int, scale float32, ws *float32, stride int, state *float32, mode int)
