@@ -122,7 +122,9 @@ func gateCases() []gateCase {
 				// Scores of ±80 (the running max grows mid-run: the rescale).
 				add(fmt.Sprintf("lone/%s/pm80", kv), Params{Kernel: k, Shape: Shape{H: 1, Hkv: 1, D: 64, T: 157, KV: kv}, TileK: 8, Exp: e}, hugeScores)
 			}
-			for _, g := range []int{1, 2, 3, 4, 5, 6, 7, 8} { // every mix of AVX-512's head quads, pairs and a lone head
+			// Every mix of AVX-512's head octs (8 to 15), quads, pairs and
+			// a lone head; 16 in quads.
+			for _, g := range []int{1, 2, 3, 4, 5, 6, 7, 8, 13, 15, 16} {
 				for _, d := range []int{64, 80, 96, 128, 256} {
 					add(fmt.Sprintf("gqa=%d", g), Params{Kernel: k, Shape: Shape{H: 2 * g, Hkv: 2, D: d, T: 77}, Exp: e}, random)
 				}
@@ -233,7 +235,7 @@ func gate(t *testing.T, im Impl, p Params, fill pattern) {
 // flashPaths is im, then im with each optional path that p can take
 // turned the other way (Impl.mode): where p runs a lone head, the pipeline
 // or the phases; where it runs groups of four or more, the quads paced or
-// not, and over f16 the wide sets or the narrow. So every CPU checks every
+// not, and the wide sets or the narrow. So every CPU checks every
 // path, not only the ones it takes by default. The generic tier has one
 // path (flashGeneric ignores mode): it runs once.
 func flashPaths(im Impl, p Params) []Impl {
@@ -250,9 +252,7 @@ func flashPaths(im Impl, p Params) []Impl {
 		flip(modeLonePipe)
 	}
 	if p.Kernel != DecodeFlash && p.Group() >= 4 && p.KV != Q8_0 {
-		if p.KV == F16 {
-			flip(modeWide) // AVX-512 eight heads, then quads; AVX2 four, then pairs
-		}
+		flip(modeWide)  // f16: AVX-512 eight heads, then quads; AVX2 four, then pairs; f32: AVX-512 eight (groups of 8–15)
 		flip(modePaced) // the AVX-512 quads' prefetch (f32: groups of eight or more)
 	}
 	return paths

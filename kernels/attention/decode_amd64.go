@@ -74,10 +74,11 @@ func init() {
 // path. The tests run both paths on every CPU (gate's lonePaths).
 func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 
-// wideOn reports whether a CPU of this vendor takes the f16 groups' Intel
-// shape (modeWide and modePaced): a group's heads as many at a time as
-// share a widened vector (AVX-512 eight, AVX2 four; the generator's wide,
-// whose doc has the measurements), their prefetch the near L1 stream in
+// wideOn reports whether a CPU of this vendor takes the groups' Intel
+// shape (modeWide and modePaced): an f16 group's heads as many at a time
+// as share a widened vector (AVX-512 eight, AVX2 four; an AVX-512 f32
+// group of 8 to 15 heads eight at a time too, head-major; the generator's
+// wide, whose doc has the measurements), their prefetch the near L1 stream in
 // both tiers (wideLines), and the AVX-512 quads' prefetch paced to their
 // reads (pacedLines: f16, and f32 in groups of eight or more). Where
 // VCVTPH2PS is two µops on the FMA ports, as on the Intel Xeon measured,
@@ -162,9 +163,9 @@ func naiveAsm(fs naiveKernels) naiveFunc {
 // mode is a flashMode: with modeFastExp exp is CKE's polynomial (FastExp),
 // otherwise the exact one; with modeLonePipe a lone head (ng = 1) takes
 // the pipelined path, in the kernels that have one (the generator's
-// lonePipelined), otherwise the phases; with modeWide an f16 group takes
-// its heads as many at a time as share a widened vector (the generator's
-// wide); with modePaced the AVX-512 quads prefetch two lines a step (its
+// lonePipelined), otherwise the phases; with modeWide a group takes its
+// heads as many at a time as share a widened vector, in the kernels that
+// have that path (the generator's wide); with modePaced the AVX-512 quads prefetch two lines a step (its
 // pacedLines).
 //
 //go:noescape

@@ -25,7 +25,8 @@ const (
 	modeLonePipe flashMode = 1 << iota
 	// modeWide: an f16 group's heads as many at a time as share a widened
 	// vector (AVX-512 eight, then quads; AVX2 four, then pairs) while that
-	// many remain (the generator's wide, wideOn).
+	// many remain, and a head-major AVX-512 f32 group of 8 to 15 heads
+	// eight at a time (the generator's wide, wideOn).
 	modeWide
 	// modePaced: the AVX-512 quads' prefetch paced to their reads, two
 	// lines a step, not four: f16's always, f32's in groups of eight or

@@ -70,9 +70,10 @@ func TestSpecials(t *testing.T) {
 					// Every cache type: a special is encoded (f16 keeps it;
 					// q8_0 turns its block's scale NaN or Inf, which its
 					// dequantized values and the reference over them follow).
-					// Groups of two query heads, and f16's of eight (the wide
-					// sets: AVX-512 takes them whole, AVX2 four at a time).
-					for _, c := range []Shape{{KV: F32}, {KV: F16}, {KV: Q8_0}, {Layout: PosMajor}, {KV: F16, H: 16}, {KV: F16, Layout: PosMajor, H: 16}} {
+					// Groups of two query heads, and of eight (the wide
+					// sets: AVX-512 takes them whole, f32 head-major too;
+					// AVX2 f16 four at a time).
+					for _, c := range []Shape{{KV: F32}, {KV: F16}, {KV: Q8_0}, {Layout: PosMajor}, {KV: F16, H: 16}, {KV: F16, Layout: PosMajor, H: 16}, {KV: F32, H: 16}} {
 						kv, layout, h := c.KV, c.Layout, max(c.H, 4)
 						p := Params{Kernel: k, Shape: Shape{H: h, Hkv: 2, D: 64, T: 45, KV: kv, Layout: layout}, TileK: 16, Exp: e}
 						t.Run(fmt.Sprintf("%s/%s/%s/g%d/%s/%s", k, layout, kv, h/2, e, sp.name), func(t *testing.T) {

@@ -763,9 +763,10 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 }
 
 // wide reports whether t has the wide path for the GQA groups over an
-// f16 cache: a group's heads wideHeads at a time (scoresWide, pvWide) while
-// that many remain, every K and V vector widened once for all of them:
-// eight on AVX-512 (then its quads), four on AVX2 (then its pairs). A call
+// f16 cache (and AVX-512's head-major f32 ones, below): a group's heads
+// wideHeads at a time (scoresWide, pvWide) while that many remain, every
+// K and V vector widened once for all of them: eight on AVX-512 (then its
+// quads), four on AVX2 (then its pairs). A call
 // takes it where the caller asks (the mode argument's modeWide bit; wideOn
 // in decode_amd64.go: Intel, not yet measured on AMD).
 //
@@ -795,7 +796,25 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 // 64 5 % slower). Where an AVX-512 oct's time goes (profile, ctx 1024):
 // scoresWide half (its reductions and stores a third of that), pvWide a
 // third, the softmax the rest.
-func (t tier) wide() bool { return t.kv.size == 2 }
+//
+// AVX-512 f32 takes octs too, head-major, in groups of 8 to 15 heads (a
+// runtime test in eachHead): nothing to widen, but one pass over a tile
+// where two quads take two, and half the reductions' setup. On the Xeon
+// (one thread, hd 128 unless said, time over the paired quads'): in one
+// process, the paths in turn (modeWide flipped, 15 rounds, three runs),
+// 64:8 in L3 (ctx 1024) 0.94–0.98, hd 256 0.92–0.94, hd 64 1.00, ctx 4096
+// 0.96–0.97, ctx 32768 (past the L3, not rotated) 0.98–1.04. In sweeps
+// alternated (a noisy host: rounds of a set 0.5–1.4), 64:8 in L3 (ctx
+// 1024, 4 rounds) 0.95, 0.79 and one set of 3 at 1.26, ctx 4096 0.95;
+// from DRAM (ctx 32768 --cold, four sets of 4–6 rounds) 0.95, 0.96, 1.17
+// and 0.99 (tk 32: 0.90, 0.88), the octs at 73–76 % of the paired
+// kv-read round after round where the quads ranged 60–77 %. Not kept: 128:8 as two octs, from DRAM
+// 1.12 (their stream paced for one pass: see wideLines); position-major,
+// from DRAM 1.08–1.13 though 0.83–0.91 in L3; the octs' stream at one
+// line a step (f16's) 0.72–0.84 of the time of two, at four 1.2–1.5.
+func (t tier) wide() bool {
+	return t.kv.size == 2 || (t.W == 16 && t.kv.size == 4 && !t.pos)
+}
 
 // wideHeads is the heads the wide path takes at a time: 8 (AVX-512), 4
 // (AVX2).
@@ -804,8 +823,8 @@ func (t tier) wideHeads() int { return t.W / 2 }
 // wideLines is the lines of prefetch a step of the wide path takes: so
 // paced, a tile streams in over the whole phase that reads the other
 // (this V over the scores, the next K over P·V), not in a burst at its
-// start. AVX-512 (near, T0): one line a step, the bytes of K (V) the step
-// reads. Against two lines, from DRAM (64:8) 0.74–0.79 of the time (67–69
+// start. AVX-512 (near, T0): the bytes of K (V) the step reads, one line
+// over f16, two over f32. Against two lines, from DRAM (64:8) 0.74–0.79 of the time (67–69
 // % of the paired kv-read against 53–57 %); two against four 0.89–0.90;
 // one against four in L3 (ctx 1024) 0.91–0.98, at ctx 4096 0.87–0.93;
 // none at all (the near stream off) 1.84–1.93. AVX2 (spread, every ng-th
@@ -823,7 +842,7 @@ func (t tier) wideHeads() int { return t.W / 2 }
 // sets run where modeWide is asked alone (Intel).
 func (t tier) wideLines() int {
 	if t.W == 16 {
-		return 1
+		return t.kv.size / 2
 	}
 	return 2
 }
@@ -1991,6 +2010,12 @@ func (t tier) flashDecode() {
 		if wideSet != nil && t.wide() { // where the caller asks
 			noWide := NewLabel(name + "_nowide")
 			askMode(modeWide, LabelRef(noWide))
+			if t.kv.size == 4 { // f32: groups of 8 to 15 heads (see wide)
+				g := GP64()
+				Load(Param("ng"), g)
+				CMPQ(g, Imm(16))
+				JGE(LabelRef(noWide))
+			}
 			pfV.near, pfK.near = wideNear, wideNear
 			loop(t.wideHeads(), wideSet)
 			pfV.near, pfK.near = near, near
