@@ -58,7 +58,10 @@ type Impl struct {
 	Tier  isa.Tier
 	copy  store
 	toF16 store
-	toQ8  store // package quant's q8_0 rows quantizer of the tier (q8Store)
+	// toF16Pos is the f16 store of a position-major batch-copy (posMajor),
+	// where it differs from toF16 (AVX2: toF16LinesAVX2); unset, toF16.
+	toF16Pos store
+	toQ8     store // package quant's q8_0 rows quantizer of the tier (q8Store)
 }
 
 // impls holds every tier compiled into this binary, generic first; the
@@ -165,6 +168,9 @@ func (im *Impl) posMajor(p *Params, b *Buffers, k, v []byte) {
 	// pos·ph + r (Row).
 	d, n, rb := p.D, count(p.Op, p.Tokens), p.KV.RowBytes(p.D)
 	ph, s := posHeads(p.PosHeads, p.Hkv), im.storeOf(p.KV)
+	if p.KV == attention.F16 && im.toF16Pos.asm != nil {
+		s = &im.toF16Pos
+	}
 	if n < p.Hkv {
 		for j := range n {
 			at := (p.Pos + j) * ph * rb

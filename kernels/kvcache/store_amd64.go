@@ -10,7 +10,7 @@ import "github.com/ckbench/ckbench/kernels/isa"
 // (callers check isa.Detect first; an unsupported tier is reported, never run).
 func init() {
 	impls = append(impls,
-		Impl{Tier: isa.AVX2, toF16: store{toF16RowsAVX2, 8, 2, toF16Generic}, copy: store{copyRowsAVX2, 8, 4, copyGeneric}, toQ8: q8Store(isa.AVX2)},
+		Impl{Tier: isa.AVX2, toF16: store{toF16RowsAVX2, 8, 2, toF16Generic}, toF16Pos: store{toF16LinesAVX2, 8, 2, toF16Generic}, copy: store{copyRowsAVX2, 8, 4, copyGeneric}, toQ8: q8Store(isa.AVX2)},
 		Impl{Tier: isa.AVX512, toF16: store{toF16RowsAVX512, 16, 2, toF16Generic}, copy: store{copyRowsAVX512, 16, 4, copyGeneric}, toQ8: q8Store(isa.AVX512)},
 	)
 }
@@ -26,6 +26,12 @@ func init() {
 //
 //go:noescape
 func toF16RowsAVX2(dst, dst2 *byte, dstStride int, src, src2 *float32, srcStride, nrows, n int)
+
+// toF16LinesAVX2 is toF16RowsAVX2 storing a line of K, then of V (the
+// generator's byLine): a position-major batch-copy's store.
+//
+//go:noescape
+func toF16LinesAVX2(dst, dst2 *byte, dstStride int, src, src2 *float32, srcStride, nrows, n int)
 
 // toF16RowsAVX512 is toF16RowsAVX2 16 values at a time (n a multiple of 16).
 //
