@@ -862,7 +862,7 @@ no_rescale_2:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_1
+	JNZ          exp_fast_3
 
 exp_loop_1:
 	CMPQ         DX, $0x00000008
@@ -925,8 +925,10 @@ exp_loop_1:
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
 	JMP          exp_loop_1
+	JMP exp_chosen_3
 
-exp_loop_fast_1:
+exp_fast_3:
+exp_loop_2:
 	CMPQ        DX, $0x00000008
 	JL          exp_tail_1
 	VMOVUPS     (AX), Y4
@@ -972,8 +974,9 @@ exp_loop_fast_1:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_fast_1
+	JMP         exp_loop_2
 
+exp_chosen_3:
 exp_tail_1:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
@@ -990,7 +993,7 @@ exp_tail_1:
 	TESTQ        DX, DX
 	JZ           exp_done_1
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_3
+	JNZ          exp_fast_4
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -1043,9 +1046,9 @@ exp_tail_1:
 	VANDPS       Y0, Y5, Y5
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
-	JMP          exp_chosen_3
+	JMP          exp_chosen_4
 
-exp_fast_3:
+exp_fast_4:
 	VMOVUPS     (AX), Y3
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y3, Y3
@@ -1085,7 +1088,7 @@ exp_fast_3:
 	VMOVUPS     Y3, (AX)
 	VMOVUPS     Y5, (CX)
 
-exp_chosen_3:
+exp_chosen_4:
 exp_tail1_1:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
@@ -1138,7 +1141,7 @@ softmax_2:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_4
+	JNZ          exp_fast_5
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -1162,9 +1165,9 @@ softmax_2:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_4
+	JMP          exp_chosen_5
 
-exp_fast_4:
+exp_fast_5:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -1182,7 +1185,7 @@ exp_fast_4:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_4:
+exp_chosen_5:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -1223,9 +1226,9 @@ no_rescale_3:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_2
+	JNZ          exp_fast_6
 
-exp_loop_2:
+exp_loop_3:
 	CMPQ         CX, $0x00000008
 	JL           exp_tail_2
 	VMOVUPS      (AX), Y2
@@ -1257,9 +1260,11 @@ exp_loop_2:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_2
+	JMP          exp_loop_3
+	JMP exp_chosen_6
 
-exp_loop_fast_2:
+exp_fast_6:
+exp_loop_4:
 	CMPQ        CX, $0x00000008
 	JL          exp_tail_2
 	VMOVUPS     (AX), Y2
@@ -1284,8 +1289,9 @@ exp_loop_fast_2:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_fast_2
+	JMP         exp_loop_4
 
+exp_chosen_6:
 exp_tail_2:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
@@ -1296,7 +1302,7 @@ exp_tail_2:
 	TESTQ        CX, CX
 	JZ           exp_done_2
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_5
+	JNZ          exp_fast_7
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -1323,9 +1329,9 @@ exp_tail_2:
 	VMULPS       Y4, Y3, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
-	JMP          exp_chosen_5
+	JMP          exp_chosen_7
 
-exp_fast_5:
+exp_fast_7:
 	VMOVUPS     (AX), Y1
 	VSUBPS      Y0, Y1, Y1
 	VMOVUPS     expconst<>+256(SB), Y0
@@ -1346,7 +1352,7 @@ exp_fast_5:
 	VMULPS      Y0, Y3, Y1
 	VMOVUPS     Y1, (AX)
 
-exp_chosen_5:
+exp_chosen_7:
 exp_tail1_2:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
@@ -2286,7 +2292,7 @@ scores_done_4:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_6
+	JNZ          exp_fast_8
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -2310,9 +2316,9 @@ scores_done_4:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_6
+	JMP          exp_chosen_8
 
-exp_fast_6:
+exp_fast_8:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -2330,7 +2336,7 @@ exp_fast_6:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_6:
+exp_chosen_8:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -2368,9 +2374,9 @@ no_rescale_4:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_3
+	JNZ          exp_fast_9
 
-exp_loop_3:
+exp_loop_5:
 	CMPQ         CX, $0x00000008
 	JL           exp_tail_3
 	VMOVUPS      (AX), Y2
@@ -2402,9 +2408,11 @@ exp_loop_3:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_3
+	JMP          exp_loop_5
+	JMP exp_chosen_9
 
-exp_loop_fast_3:
+exp_fast_9:
+exp_loop_6:
 	CMPQ        CX, $0x00000008
 	JL          exp_tail_3
 	VMOVUPS     (AX), Y2
@@ -2429,8 +2437,9 @@ exp_loop_fast_3:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_fast_3
+	JMP         exp_loop_6
 
+exp_chosen_9:
 exp_tail_3:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
@@ -2441,7 +2450,7 @@ exp_tail_3:
 	TESTQ        CX, CX
 	JZ           exp_done_3
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_7
+	JNZ          exp_fast_10
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -2468,9 +2477,9 @@ exp_tail_3:
 	VMULPS       Y4, Y3, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
-	JMP          exp_chosen_7
+	JMP          exp_chosen_10
 
-exp_fast_7:
+exp_fast_10:
 	VMOVUPS     (AX), Y1
 	VSUBPS      Y0, Y1, Y1
 	VMOVUPS     expconst<>+256(SB), Y0
@@ -2491,7 +2500,7 @@ exp_fast_7:
 	VMULPS      Y0, Y3, Y1
 	VMOVUPS     Y1, (AX)
 
-exp_chosen_7:
+exp_chosen_10:
 exp_tail1_3:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
@@ -3009,7 +3018,7 @@ lone_chunk_done_1:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_8
+	JNZ          exp_fast_11
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -3033,9 +3042,9 @@ lone_chunk_done_1:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_8
+	JMP          exp_chosen_11
 
-exp_fast_8:
+exp_fast_11:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -3053,7 +3062,7 @@ exp_fast_8:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_8:
+exp_chosen_11:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -3091,9 +3100,9 @@ no_rescale_5:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_4
+	JNZ          exp_fast_12
 
-exp_loop_4:
+exp_loop_7:
 	CMPQ         CX, $0x00000008
 	JL           exp_tail_4
 	VMOVUPS      (AX), Y2
@@ -3125,9 +3134,11 @@ exp_loop_4:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_4
+	JMP          exp_loop_7
+	JMP exp_chosen_12
 
-exp_loop_fast_4:
+exp_fast_12:
+exp_loop_8:
 	CMPQ        CX, $0x00000008
 	JL          exp_tail_4
 	VMOVUPS     (AX), Y2
@@ -3152,8 +3163,9 @@ exp_loop_fast_4:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_fast_4
+	JMP         exp_loop_8
 
+exp_chosen_12:
 exp_tail_4:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
@@ -3164,7 +3176,7 @@ exp_tail_4:
 	TESTQ        CX, CX
 	JZ           exp_done_4
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_9
+	JNZ          exp_fast_13
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -3191,9 +3203,9 @@ exp_tail_4:
 	VMULPS       Y4, Y3, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
-	JMP          exp_chosen_9
+	JMP          exp_chosen_13
 
-exp_fast_9:
+exp_fast_13:
 	VMOVUPS     (AX), Y1
 	VSUBPS      Y0, Y1, Y1
 	VMOVUPS     expconst<>+256(SB), Y0
@@ -3214,7 +3226,7 @@ exp_fast_9:
 	VMULPS      Y0, Y3, Y1
 	VMOVUPS     Y1, (AX)
 
-exp_chosen_9:
+exp_chosen_13:
 exp_tail1_4:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
@@ -3689,9 +3701,9 @@ scores_done_6:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 	TESTQ        $0x00000008, mode+80(FP)
-	JNZ          exp_loop_fast_5
+	JNZ          exp_fast_14
 
-exp_loop_5:
+exp_loop_9:
 	CMPQ         DX, $0x00000008
 	JL           exp_tail_5
 	VMOVUPS      (CX), Y3
@@ -3723,9 +3735,11 @@ exp_loop_5:
 	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_5
+	JMP          exp_loop_9
+	JMP exp_chosen_14
 
-exp_loop_fast_5:
+exp_fast_14:
+exp_loop_10:
 	CMPQ        DX, $0x00000008
 	JL          exp_tail_5
 	VMOVUPS     (CX), Y3
@@ -3750,8 +3764,9 @@ exp_loop_fast_5:
 	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_fast_5
+	JMP         exp_loop_10
 
+exp_chosen_14:
 exp_tail_5:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
@@ -3762,7 +3777,7 @@ exp_tail_5:
 	TESTQ        DX, DX
 	JZ           exp_done_5
 	TESTQ        $0x00000008, mode+80(FP)
-	JNZ          exp_fast_10
+	JNZ          exp_fast_15
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -3789,9 +3804,9 @@ exp_tail_5:
 	VMULPS       Y5, Y4, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
-	JMP          exp_chosen_10
+	JMP          exp_chosen_15
 
-exp_fast_10:
+exp_fast_15:
 	VMOVUPS     (CX), Y1
 	VSUBPS      Y0, Y1, Y1
 	VMOVUPS     expconst<>+256(SB), Y0
@@ -3812,7 +3827,7 @@ exp_fast_10:
 	VMULPS      Y0, Y4, Y1
 	VMOVUPS     Y1, (CX)
 
-exp_chosen_10:
+exp_chosen_15:
 exp_tail1_5:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
@@ -6547,7 +6562,7 @@ pf_skip_39:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_11
+	JNZ          exp_fast_16
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -6567,9 +6582,9 @@ pf_skip_39:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_11
+	JMP          exp_chosen_16
 
-exp_fast_11:
+exp_fast_16:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -6587,7 +6602,7 @@ exp_fast_11:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_11:
+exp_chosen_16:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -6631,7 +6646,7 @@ no_rescale_6:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_12
+	JNZ          exp_fast_17
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -6651,9 +6666,9 @@ no_rescale_6:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_12
+	JMP          exp_chosen_17
 
-exp_fast_12:
+exp_fast_17:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -6671,7 +6686,7 @@ exp_fast_12:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_12:
+exp_chosen_17:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -6719,9 +6734,9 @@ no_rescale_7:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_6
+	JNZ          exp_fast_18
 
-exp_loop_6:
+exp_loop_11:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_6
 	VBROADCASTF64X4 (AX), Z4
@@ -6775,9 +6790,11 @@ exp_loop_6:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_6
+	JMP             exp_loop_11
+	JMP exp_chosen_18
 
-exp_loop_fast_6:
+exp_fast_18:
+exp_loop_12:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_6
 	VBROADCASTF64X4 (AX), Z4
@@ -6825,8 +6842,9 @@ exp_loop_fast_6:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_fast_6
+	JMP             exp_loop_12
 
+exp_chosen_18:
 exp_tail_6:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
@@ -6847,7 +6865,7 @@ exp_tail_6:
 	TESTQ           DX, DX
 	JZ              exp_done_6
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_13
+	JNZ             exp_fast_19
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -6894,9 +6912,9 @@ exp_tail_6:
 	VSCALEFPS       Z0, Z1, Z5
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
-	JMP             exp_chosen_13
+	JMP             exp_chosen_19
 
-exp_fast_13:
+exp_fast_19:
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -6938,7 +6956,7 @@ exp_fast_13:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_chosen_13:
+exp_chosen_19:
 exp_tail1_6:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
@@ -6991,7 +7009,7 @@ softmax_4:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_14
+	JNZ          exp_fast_20
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -7011,9 +7029,9 @@ softmax_4:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_14
+	JMP          exp_chosen_20
 
-exp_fast_14:
+exp_fast_20:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -7031,7 +7049,7 @@ exp_fast_14:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_14:
+exp_chosen_20:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -7072,9 +7090,9 @@ no_rescale_8:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_7
+	JNZ          exp_fast_21
 
-exp_loop_7:
+exp_loop_13:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_7
 	VBROADCASTF64X4 (AX), Z2
@@ -7103,9 +7121,11 @@ exp_loop_7:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_7
+	JMP             exp_loop_13
+	JMP exp_chosen_21
 
-exp_loop_fast_7:
+exp_fast_21:
+exp_loop_14:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_7
 	VBROADCASTF64X4 (AX), Z2
@@ -7131,8 +7151,9 @@ exp_loop_fast_7:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_fast_7
+	JMP             exp_loop_14
 
+exp_chosen_21:
 exp_tail_7:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
@@ -7145,7 +7166,7 @@ exp_tail_7:
 	TESTQ           CX, CX
 	JZ              exp_done_7
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_15
+	JNZ             exp_fast_22
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -7169,9 +7190,9 @@ exp_tail_7:
 	VADDPS          expconst<>+64(SB), Z3, Z3
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
-	JMP             exp_chosen_15
+	JMP             exp_chosen_22
 
-exp_fast_15:
+exp_fast_22:
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -7193,7 +7214,7 @@ exp_fast_15:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_chosen_15:
+exp_chosen_22:
 exp_tail1_7:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
@@ -9320,9 +9341,9 @@ scores_done_14:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 	TESTQ         $0x00000008, mode+80(FP)
-	JNZ           exp_loop_fast_8
+	JNZ           exp_fast_23
 
-exp_loop_8:
+exp_loop_15:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_8
 	VBROADCASTF64X4 (CX), Z3
@@ -9351,9 +9372,11 @@ exp_loop_8:
 	VADDPS          Z3, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_8
+	JMP             exp_loop_15
+	JMP exp_chosen_23
 
-exp_loop_fast_8:
+exp_fast_23:
+exp_loop_16:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_8
 	VBROADCASTF64X4 (CX), Z3
@@ -9379,8 +9402,9 @@ exp_loop_fast_8:
 	VADDPS          Z3, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_fast_8
+	JMP             exp_loop_16
 
+exp_chosen_23:
 exp_tail_8:
 	VEXTRACTF64X4   $0x01, Z1, Y3
 	VADDPS          Y3, Y1, Y3
@@ -9393,7 +9417,7 @@ exp_tail_8:
 	TESTQ           DX, DX
 	JZ              exp_done_8
 	TESTQ           $0x00000008, mode+80(FP)
-	JNZ             exp_fast_16
+	JNZ             exp_fast_24
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -9417,9 +9441,9 @@ exp_tail_8:
 	VADDPS          expconst<>+64(SB), Z4, Z4
 	VSCALEFPS       Z0, Z4, Z3
 	VMOVUPS         Z3, (CX)
-	JMP             exp_chosen_16
+	JMP             exp_chosen_24
 
-exp_fast_16:
+exp_fast_24:
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -9441,7 +9465,7 @@ exp_fast_16:
 	VMULPS          Z0, Z4, Z3
 	VMOVUPS         Z3, (CX)
 
-exp_chosen_16:
+exp_chosen_24:
 exp_tail1_8:
 	VADDSS (CX), X1, X1
 	ADDQ   $0x04, CX
@@ -10816,7 +10840,7 @@ softmax_5:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_17
+	JNZ          exp_fast_25
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -10840,9 +10864,9 @@ softmax_5:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_17
+	JMP          exp_chosen_25
 
-exp_fast_17:
+exp_fast_25:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -10860,7 +10884,7 @@ exp_fast_17:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_17:
+exp_chosen_25:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -10904,7 +10928,7 @@ no_rescale_9:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_18
+	JNZ          exp_fast_26
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -10928,9 +10952,9 @@ no_rescale_9:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_18
+	JMP          exp_chosen_26
 
-exp_fast_18:
+exp_fast_26:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -10948,7 +10972,7 @@ exp_fast_18:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_18:
+exp_chosen_26:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -10996,9 +11020,9 @@ no_rescale_10:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_9
+	JNZ          exp_fast_27
 
-exp_loop_9:
+exp_loop_17:
 	CMPQ         DX, $0x00000008
 	JL           exp_tail_9
 	VMOVUPS      (AX), Y4
@@ -11058,9 +11082,11 @@ exp_loop_9:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_9
+	JMP          exp_loop_17
+	JMP exp_chosen_27
 
-exp_loop_fast_9:
+exp_fast_27:
+exp_loop_18:
 	CMPQ        DX, $0x00000008
 	JL          exp_tail_9
 	VMOVUPS     (AX), Y4
@@ -11106,8 +11132,9 @@ exp_loop_fast_9:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_fast_9
+	JMP         exp_loop_18
 
+exp_chosen_27:
 exp_tail_9:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
@@ -11124,7 +11151,7 @@ exp_tail_9:
 	TESTQ        DX, DX
 	JZ           exp_done_9
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_19
+	JNZ          exp_fast_28
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -11177,9 +11204,9 @@ exp_tail_9:
 	VANDPS       Y0, Y5, Y5
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
-	JMP          exp_chosen_19
+	JMP          exp_chosen_28
 
-exp_fast_19:
+exp_fast_28:
 	VMOVUPS     (AX), Y3
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y3, Y3
@@ -11219,7 +11246,7 @@ exp_fast_19:
 	VMOVUPS     Y3, (AX)
 	VMOVUPS     Y5, (CX)
 
-exp_chosen_19:
+exp_chosen_28:
 exp_tail1_9:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
@@ -11272,7 +11299,7 @@ softmax_6:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_20
+	JNZ          exp_fast_29
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -11296,9 +11323,9 @@ softmax_6:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_20
+	JMP          exp_chosen_29
 
-exp_fast_20:
+exp_fast_29:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -11316,7 +11343,7 @@ exp_fast_20:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_20:
+exp_chosen_29:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -11357,9 +11384,9 @@ no_rescale_11:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_10
+	JNZ          exp_fast_30
 
-exp_loop_10:
+exp_loop_19:
 	CMPQ         CX, $0x00000008
 	JL           exp_tail_10
 	VMOVUPS      (AX), Y2
@@ -11391,9 +11418,11 @@ exp_loop_10:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_10
+	JMP          exp_loop_19
+	JMP exp_chosen_30
 
-exp_loop_fast_10:
+exp_fast_30:
+exp_loop_20:
 	CMPQ        CX, $0x00000008
 	JL          exp_tail_10
 	VMOVUPS     (AX), Y2
@@ -11418,8 +11447,9 @@ exp_loop_fast_10:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_fast_10
+	JMP         exp_loop_20
 
+exp_chosen_30:
 exp_tail_10:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
@@ -11430,7 +11460,7 @@ exp_tail_10:
 	TESTQ        CX, CX
 	JZ           exp_done_10
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_21
+	JNZ          exp_fast_31
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -11457,9 +11487,9 @@ exp_tail_10:
 	VMULPS       Y4, Y3, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
-	JMP          exp_chosen_21
+	JMP          exp_chosen_31
 
-exp_fast_21:
+exp_fast_31:
 	VMOVUPS     (AX), Y1
 	VSUBPS      Y0, Y1, Y1
 	VMOVUPS     expconst<>+256(SB), Y0
@@ -11480,7 +11510,7 @@ exp_fast_21:
 	VMULPS      Y0, Y3, Y1
 	VMOVUPS     Y1, (AX)
 
-exp_chosen_21:
+exp_chosen_31:
 exp_tail1_10:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
@@ -12650,9 +12680,9 @@ scores_done_19:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 	TESTQ        $0x00000008, mode+80(FP)
-	JNZ          exp_loop_fast_11
+	JNZ          exp_fast_32
 
-exp_loop_11:
+exp_loop_21:
 	CMPQ         DX, $0x00000008
 	JL           exp_tail_11
 	VMOVUPS      (CX), Y3
@@ -12684,9 +12714,11 @@ exp_loop_11:
 	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_11
+	JMP          exp_loop_21
+	JMP exp_chosen_32
 
-exp_loop_fast_11:
+exp_fast_32:
+exp_loop_22:
 	CMPQ        DX, $0x00000008
 	JL          exp_tail_11
 	VMOVUPS     (CX), Y3
@@ -12711,8 +12743,9 @@ exp_loop_fast_11:
 	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_fast_11
+	JMP         exp_loop_22
 
+exp_chosen_32:
 exp_tail_11:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
@@ -12723,7 +12756,7 @@ exp_tail_11:
 	TESTQ        DX, DX
 	JZ           exp_done_11
 	TESTQ        $0x00000008, mode+80(FP)
-	JNZ          exp_fast_22
+	JNZ          exp_fast_33
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -12750,9 +12783,9 @@ exp_tail_11:
 	VMULPS       Y5, Y4, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
-	JMP          exp_chosen_22
+	JMP          exp_chosen_33
 
-exp_fast_22:
+exp_fast_33:
 	VMOVUPS     (CX), Y1
 	VSUBPS      Y0, Y1, Y1
 	VMOVUPS     expconst<>+256(SB), Y0
@@ -12773,7 +12806,7 @@ exp_fast_22:
 	VMULPS      Y0, Y4, Y1
 	VMOVUPS     Y1, (CX)
 
-exp_chosen_22:
+exp_chosen_33:
 exp_tail1_11:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
@@ -15761,7 +15794,7 @@ pf_skip_98:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_23
+	JNZ          exp_fast_34
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -15781,9 +15814,9 @@ pf_skip_98:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_23
+	JMP          exp_chosen_34
 
-exp_fast_23:
+exp_fast_34:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -15801,7 +15834,7 @@ exp_fast_23:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_23:
+exp_chosen_34:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -15845,7 +15878,7 @@ no_rescale_12:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_24
+	JNZ          exp_fast_35
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -15865,9 +15898,9 @@ no_rescale_12:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_24
+	JMP          exp_chosen_35
 
-exp_fast_24:
+exp_fast_35:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -15885,7 +15918,7 @@ exp_fast_24:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_24:
+exp_chosen_35:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -15933,9 +15966,9 @@ no_rescale_13:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_12
+	JNZ          exp_fast_36
 
-exp_loop_12:
+exp_loop_23:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_12
 	VBROADCASTF64X4 (AX), Z4
@@ -15989,9 +16022,11 @@ exp_loop_12:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_12
+	JMP             exp_loop_23
+	JMP exp_chosen_36
 
-exp_loop_fast_12:
+exp_fast_36:
+exp_loop_24:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_12
 	VBROADCASTF64X4 (AX), Z4
@@ -16039,8 +16074,9 @@ exp_loop_fast_12:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_fast_12
+	JMP             exp_loop_24
 
+exp_chosen_36:
 exp_tail_12:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
@@ -16061,7 +16097,7 @@ exp_tail_12:
 	TESTQ           DX, DX
 	JZ              exp_done_12
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_25
+	JNZ             exp_fast_37
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -16108,9 +16144,9 @@ exp_tail_12:
 	VSCALEFPS       Z0, Z1, Z5
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
-	JMP             exp_chosen_25
+	JMP             exp_chosen_37
 
-exp_fast_25:
+exp_fast_37:
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -16152,7 +16188,7 @@ exp_fast_25:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_chosen_25:
+exp_chosen_37:
 exp_tail1_12:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
@@ -16205,7 +16241,7 @@ softmax_8:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_26
+	JNZ          exp_fast_38
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -16225,9 +16261,9 @@ softmax_8:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_26
+	JMP          exp_chosen_38
 
-exp_fast_26:
+exp_fast_38:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -16245,7 +16281,7 @@ exp_fast_26:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_26:
+exp_chosen_38:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -16286,9 +16322,9 @@ no_rescale_14:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_13
+	JNZ          exp_fast_39
 
-exp_loop_13:
+exp_loop_25:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_13
 	VBROADCASTF64X4 (AX), Z2
@@ -16317,9 +16353,11 @@ exp_loop_13:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_13
+	JMP             exp_loop_25
+	JMP exp_chosen_39
 
-exp_loop_fast_13:
+exp_fast_39:
+exp_loop_26:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_13
 	VBROADCASTF64X4 (AX), Z2
@@ -16345,8 +16383,9 @@ exp_loop_fast_13:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_fast_13
+	JMP             exp_loop_26
 
+exp_chosen_39:
 exp_tail_13:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
@@ -16359,7 +16398,7 @@ exp_tail_13:
 	TESTQ           CX, CX
 	JZ              exp_done_13
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_27
+	JNZ             exp_fast_40
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -16383,9 +16422,9 @@ exp_tail_13:
 	VADDPS          expconst<>+64(SB), Z3, Z3
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
-	JMP             exp_chosen_27
+	JMP             exp_chosen_40
 
-exp_fast_27:
+exp_fast_40:
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -16407,7 +16446,7 @@ exp_fast_27:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_chosen_27:
+exp_chosen_40:
 exp_tail1_13:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
@@ -18483,7 +18522,7 @@ fmaxfin_1:
 	VSUBSS       X17, X16, X16
 	VBROADCASTSS X16, Z16
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_28
+	JNZ          exp_fast_41
 	VMOVUPS      expconst<>+704(SB), Z18
 	VMAXPS       Z16, Z18, Z16
 	VMOVUPS      expconst<>+768(SB), Z18
@@ -18503,9 +18542,9 @@ fmaxfin_1:
 	VFMADD213PS  Z16, Z20, Z19
 	VADDPS       expconst<>+64(SB), Z19, Z19
 	VSCALEFPS    Z18, Z19, Z16
-	JMP          exp_chosen_28
+	JMP          exp_chosen_41
 
-exp_fast_28:
+exp_fast_41:
 	VMOVUPS     expconst<>+256(SB), Z18
 	VMAXPS      Z16, Z18, Z16
 	VMOVUPS     expconst<>+320(SB), Z18
@@ -18523,7 +18562,7 @@ exp_fast_28:
 	VPSLLD      $0x17, Z18, Z18
 	VMULPS      Z18, Z19, Z16
 
-exp_chosen_28:
+exp_chosen_41:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -18555,9 +18594,9 @@ fused_same_1:
 	VMOVUPS      expconst<>+1344(SB), Z17
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_14
+	JNZ          exp_fast_42
 
-exp_loop_14:
+exp_loop_27:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_14
 	VBROADCASTF64X4 (AX), Z18
@@ -18586,9 +18625,11 @@ exp_loop_14:
 	VADDPS          Z18, Z17, Z17
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_14
+	JMP             exp_loop_27
+	JMP exp_chosen_42
 
-exp_loop_fast_14:
+exp_fast_42:
+exp_loop_28:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_14
 	VBROADCASTF64X4 (AX), Z18
@@ -18614,8 +18655,9 @@ exp_loop_fast_14:
 	VADDPS          Z18, Z17, Z17
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_fast_14
+	JMP             exp_loop_28
 
+exp_chosen_42:
 exp_tail_14:
 	VEXTRACTF64X4   $0x01, Z17, Y18
 	VADDPS          Y18, Y17, Y18
@@ -18628,7 +18670,7 @@ exp_tail_14:
 	TESTQ           CX, CX
 	JZ              exp_done_14
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_29
+	JNZ             exp_fast_43
 	VBROADCASTF64X4 (AX), Z18
 	VINSERTF64X4    $0x01, 32(AX), Z18, Z18
 	VSUBPS          Z16, Z18, Z18
@@ -18652,9 +18694,9 @@ exp_tail_14:
 	VADDPS          expconst<>+64(SB), Z19, Z19
 	VSCALEFPS       Z16, Z19, Z18
 	VMOVUPS         Z18, (AX)
-	JMP             exp_chosen_29
+	JMP             exp_chosen_43
 
-exp_fast_29:
+exp_fast_43:
 	VBROADCASTF64X4 (AX), Z18
 	VINSERTF64X4    $0x01, 32(AX), Z18, Z18
 	VSUBPS          Z16, Z18, Z18
@@ -18676,7 +18718,7 @@ exp_fast_29:
 	VMULPS          Z16, Z19, Z18
 	VMOVUPS         Z18, (AX)
 
-exp_chosen_29:
+exp_chosen_43:
 exp_tail1_14:
 	VADDSS (AX), X17, X17
 	ADDQ   $0x04, AX
@@ -18960,7 +19002,7 @@ fmaxfin_2:
 	VSUBSS       X17, X16, X16
 	VBROADCASTSS X16, Z16
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_30
+	JNZ          exp_fast_44
 	VMOVUPS      expconst<>+704(SB), Z18
 	VMAXPS       Z16, Z18, Z16
 	VMOVUPS      expconst<>+768(SB), Z18
@@ -18980,9 +19022,9 @@ fmaxfin_2:
 	VFMADD213PS  Z16, Z20, Z19
 	VADDPS       expconst<>+64(SB), Z19, Z19
 	VSCALEFPS    Z18, Z19, Z16
-	JMP          exp_chosen_30
+	JMP          exp_chosen_44
 
-exp_fast_30:
+exp_fast_44:
 	VMOVUPS     expconst<>+256(SB), Z18
 	VMAXPS      Z16, Z18, Z16
 	VMOVUPS     expconst<>+320(SB), Z18
@@ -19000,7 +19042,7 @@ exp_fast_30:
 	VPSLLD      $0x17, Z18, Z18
 	VMULPS      Z18, Z19, Z16
 
-exp_chosen_30:
+exp_chosen_44:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -19032,9 +19074,9 @@ fused_same_2:
 	VMOVUPS      expconst<>+1344(SB), Z17
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_15
+	JNZ          exp_fast_45
 
-exp_loop_15:
+exp_loop_29:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_15
 	VBROADCASTF64X4 (AX), Z18
@@ -19063,9 +19105,11 @@ exp_loop_15:
 	VADDPS          Z18, Z17, Z17
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_15
+	JMP             exp_loop_29
+	JMP exp_chosen_45
 
-exp_loop_fast_15:
+exp_fast_45:
+exp_loop_30:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_15
 	VBROADCASTF64X4 (AX), Z18
@@ -19091,8 +19135,9 @@ exp_loop_fast_15:
 	VADDPS          Z18, Z17, Z17
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_fast_15
+	JMP             exp_loop_30
 
+exp_chosen_45:
 exp_tail_15:
 	VEXTRACTF64X4   $0x01, Z17, Y18
 	VADDPS          Y18, Y17, Y18
@@ -19105,7 +19150,7 @@ exp_tail_15:
 	TESTQ           CX, CX
 	JZ              exp_done_15
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_31
+	JNZ             exp_fast_46
 	VBROADCASTF64X4 (AX), Z18
 	VINSERTF64X4    $0x01, 32(AX), Z18, Z18
 	VSUBPS          Z16, Z18, Z18
@@ -19129,9 +19174,9 @@ exp_tail_15:
 	VADDPS          expconst<>+64(SB), Z19, Z19
 	VSCALEFPS       Z16, Z19, Z18
 	VMOVUPS         Z18, (AX)
-	JMP             exp_chosen_31
+	JMP             exp_chosen_46
 
-exp_fast_31:
+exp_fast_46:
 	VBROADCASTF64X4 (AX), Z18
 	VINSERTF64X4    $0x01, 32(AX), Z18, Z18
 	VSUBPS          Z16, Z18, Z18
@@ -19153,7 +19198,7 @@ exp_fast_31:
 	VMULPS          Z16, Z19, Z18
 	VMOVUPS         Z18, (AX)
 
-exp_chosen_31:
+exp_chosen_46:
 exp_tail1_15:
 	VADDSS (AX), X17, X17
 	ADDQ   $0x04, AX
@@ -19416,7 +19461,7 @@ fmaxfin_3:
 	VSUBSS       X9, X8, X8
 	VBROADCASTSS X8, Z8
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_32
+	JNZ          exp_fast_47
 	VMOVUPS      expconst<>+704(SB), Z10
 	VMAXPS       Z8, Z10, Z8
 	VMOVUPS      expconst<>+768(SB), Z10
@@ -19436,9 +19481,9 @@ fmaxfin_3:
 	VFMADD213PS  Z8, Z12, Z11
 	VADDPS       expconst<>+64(SB), Z11, Z11
 	VSCALEFPS    Z10, Z11, Z8
-	JMP          exp_chosen_32
+	JMP          exp_chosen_47
 
-exp_fast_32:
+exp_fast_47:
 	VMOVUPS     expconst<>+256(SB), Z10
 	VMAXPS      Z8, Z10, Z8
 	VMOVUPS     expconst<>+320(SB), Z10
@@ -19456,7 +19501,7 @@ exp_fast_32:
 	VPSLLD      $0x17, Z10, Z10
 	VMULPS      Z10, Z11, Z8
 
-exp_chosen_32:
+exp_chosen_47:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -19484,9 +19529,9 @@ fused_same_3:
 	VMOVUPS      expconst<>+1344(SB), Z9
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_16
+	JNZ          exp_fast_48
 
-exp_loop_16:
+exp_loop_31:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_16
 	VBROADCASTF64X4 (AX), Z10
@@ -19515,9 +19560,11 @@ exp_loop_16:
 	VADDPS          Z10, Z9, Z9
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_16
+	JMP             exp_loop_31
+	JMP exp_chosen_48
 
-exp_loop_fast_16:
+exp_fast_48:
+exp_loop_32:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_16
 	VBROADCASTF64X4 (AX), Z10
@@ -19543,8 +19590,9 @@ exp_loop_fast_16:
 	VADDPS          Z10, Z9, Z9
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_fast_16
+	JMP             exp_loop_32
 
+exp_chosen_48:
 exp_tail_16:
 	VEXTRACTF64X4   $0x01, Z9, Y10
 	VADDPS          Y10, Y9, Y10
@@ -19557,7 +19605,7 @@ exp_tail_16:
 	TESTQ           CX, CX
 	JZ              exp_done_16
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_33
+	JNZ             exp_fast_49
 	VBROADCASTF64X4 (AX), Z10
 	VINSERTF64X4    $0x01, 32(AX), Z10, Z10
 	VSUBPS          Z8, Z10, Z10
@@ -19581,9 +19629,9 @@ exp_tail_16:
 	VADDPS          expconst<>+64(SB), Z11, Z11
 	VSCALEFPS       Z8, Z11, Z10
 	VMOVUPS         Z10, (AX)
-	JMP             exp_chosen_33
+	JMP             exp_chosen_49
 
-exp_fast_33:
+exp_fast_49:
 	VBROADCASTF64X4 (AX), Z10
 	VINSERTF64X4    $0x01, 32(AX), Z10, Z10
 	VSUBPS          Z8, Z10, Z10
@@ -19605,7 +19653,7 @@ exp_fast_33:
 	VMULPS          Z8, Z11, Z10
 	VMOVUPS         Z10, (AX)
 
-exp_chosen_33:
+exp_chosen_49:
 exp_tail1_16:
 	VADDSS (AX), X9, X9
 	ADDQ   $0x04, AX
@@ -19841,7 +19889,7 @@ fmaxfin_4:
 	VSUBSS       X9, X8, X8
 	VBROADCASTSS X8, Z8
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_34
+	JNZ          exp_fast_50
 	VMOVUPS      expconst<>+704(SB), Z10
 	VMAXPS       Z8, Z10, Z8
 	VMOVUPS      expconst<>+768(SB), Z10
@@ -19861,9 +19909,9 @@ fmaxfin_4:
 	VFMADD213PS  Z8, Z12, Z11
 	VADDPS       expconst<>+64(SB), Z11, Z11
 	VSCALEFPS    Z10, Z11, Z8
-	JMP          exp_chosen_34
+	JMP          exp_chosen_50
 
-exp_fast_34:
+exp_fast_50:
 	VMOVUPS     expconst<>+256(SB), Z10
 	VMAXPS      Z8, Z10, Z8
 	VMOVUPS     expconst<>+320(SB), Z10
@@ -19881,7 +19929,7 @@ exp_fast_34:
 	VPSLLD      $0x17, Z10, Z10
 	VMULPS      Z10, Z11, Z8
 
-exp_chosen_34:
+exp_chosen_50:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -19909,9 +19957,9 @@ fused_same_4:
 	VMOVUPS      expconst<>+1344(SB), Z9
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_17
+	JNZ          exp_fast_51
 
-exp_loop_17:
+exp_loop_33:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_17
 	VBROADCASTF64X4 (AX), Z10
@@ -19940,9 +19988,11 @@ exp_loop_17:
 	VADDPS          Z10, Z9, Z9
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_17
+	JMP             exp_loop_33
+	JMP exp_chosen_51
 
-exp_loop_fast_17:
+exp_fast_51:
+exp_loop_34:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_17
 	VBROADCASTF64X4 (AX), Z10
@@ -19968,8 +20018,9 @@ exp_loop_fast_17:
 	VADDPS          Z10, Z9, Z9
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_fast_17
+	JMP             exp_loop_34
 
+exp_chosen_51:
 exp_tail_17:
 	VEXTRACTF64X4   $0x01, Z9, Y10
 	VADDPS          Y10, Y9, Y10
@@ -19982,7 +20033,7 @@ exp_tail_17:
 	TESTQ           CX, CX
 	JZ              exp_done_17
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_35
+	JNZ             exp_fast_52
 	VBROADCASTF64X4 (AX), Z10
 	VINSERTF64X4    $0x01, 32(AX), Z10, Z10
 	VSUBPS          Z8, Z10, Z10
@@ -20006,9 +20057,9 @@ exp_tail_17:
 	VADDPS          expconst<>+64(SB), Z11, Z11
 	VSCALEFPS       Z8, Z11, Z10
 	VMOVUPS         Z10, (AX)
-	JMP             exp_chosen_35
+	JMP             exp_chosen_52
 
-exp_fast_35:
+exp_fast_52:
 	VBROADCASTF64X4 (AX), Z10
 	VINSERTF64X4    $0x01, 32(AX), Z10, Z10
 	VSUBPS          Z8, Z10, Z10
@@ -20030,7 +20081,7 @@ exp_fast_35:
 	VMULPS          Z8, Z11, Z10
 	VMOVUPS         Z10, (AX)
 
-exp_chosen_35:
+exp_chosen_52:
 exp_tail1_17:
 	VADDSS (AX), X9, X9
 	ADDQ   $0x04, AX
@@ -20743,7 +20794,7 @@ scores_done_27:
 	VSUBSS        X1, X0, X0
 	VBROADCASTSS  X0, Z0
 	TESTQ         $0x00000008, mode+104(FP)
-	JNZ           exp_fast_36
+	JNZ           exp_fast_53
 	VMOVUPS       expconst<>+704(SB), Z2
 	VMAXPS        Z0, Z2, Z0
 	VMOVUPS       expconst<>+768(SB), Z2
@@ -20763,9 +20814,9 @@ scores_done_27:
 	VFMADD213PS   Z0, Z4, Z3
 	VADDPS        expconst<>+64(SB), Z3, Z3
 	VSCALEFPS     Z2, Z3, Z0
-	JMP           exp_chosen_36
+	JMP           exp_chosen_53
 
-exp_fast_36:
+exp_fast_53:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -20783,7 +20834,7 @@ exp_fast_36:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_36:
+exp_chosen_53:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -20821,9 +20872,9 @@ no_rescale_15:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_18
+	JNZ          exp_fast_54
 
-exp_loop_18:
+exp_loop_35:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_18
 	VBROADCASTF64X4 (AX), Z2
@@ -20852,9 +20903,11 @@ exp_loop_18:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_18
+	JMP             exp_loop_35
+	JMP exp_chosen_54
 
-exp_loop_fast_18:
+exp_fast_54:
+exp_loop_36:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_18
 	VBROADCASTF64X4 (AX), Z2
@@ -20880,8 +20933,9 @@ exp_loop_fast_18:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_fast_18
+	JMP             exp_loop_36
 
+exp_chosen_54:
 exp_tail_18:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
@@ -20894,7 +20948,7 @@ exp_tail_18:
 	TESTQ           CX, CX
 	JZ              exp_done_18
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_37
+	JNZ             exp_fast_55
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -20918,9 +20972,9 @@ exp_tail_18:
 	VADDPS          expconst<>+64(SB), Z3, Z3
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
-	JMP             exp_chosen_37
+	JMP             exp_chosen_55
 
-exp_fast_37:
+exp_fast_55:
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -20942,7 +20996,7 @@ exp_fast_37:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_chosen_37:
+exp_chosen_55:
 exp_tail1_18:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
@@ -21952,7 +22006,7 @@ lone_chunk_done_2:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_38
+	JNZ          exp_fast_56
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -21972,9 +22026,9 @@ lone_chunk_done_2:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_38
+	JMP          exp_chosen_56
 
-exp_fast_38:
+exp_fast_56:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -21992,7 +22046,7 @@ exp_fast_38:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_38:
+exp_chosen_56:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -22030,9 +22084,9 @@ no_rescale_16:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_19
+	JNZ          exp_fast_57
 
-exp_loop_19:
+exp_loop_37:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_19
 	VBROADCASTF64X4 (AX), Z2
@@ -22061,9 +22115,11 @@ exp_loop_19:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_19
+	JMP             exp_loop_37
+	JMP exp_chosen_57
 
-exp_loop_fast_19:
+exp_fast_57:
+exp_loop_38:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_19
 	VBROADCASTF64X4 (AX), Z2
@@ -22089,8 +22145,9 @@ exp_loop_fast_19:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_fast_19
+	JMP             exp_loop_38
 
+exp_chosen_57:
 exp_tail_19:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
@@ -22103,7 +22160,7 @@ exp_tail_19:
 	TESTQ           CX, CX
 	JZ              exp_done_19
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_39
+	JNZ             exp_fast_58
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -22127,9 +22184,9 @@ exp_tail_19:
 	VADDPS          expconst<>+64(SB), Z3, Z3
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
-	JMP             exp_chosen_39
+	JMP             exp_chosen_58
 
-exp_fast_39:
+exp_fast_58:
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -22151,7 +22208,7 @@ exp_fast_39:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_chosen_39:
+exp_chosen_58:
 exp_tail1_19:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
@@ -22900,9 +22957,9 @@ scores_done_29:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 	TESTQ         $0x00000008, mode+80(FP)
-	JNZ           exp_loop_fast_20
+	JNZ           exp_fast_59
 
-exp_loop_20:
+exp_loop_39:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_20
 	VBROADCASTF64X4 (CX), Z3
@@ -22931,9 +22988,11 @@ exp_loop_20:
 	VADDPS          Z3, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_20
+	JMP             exp_loop_39
+	JMP exp_chosen_59
 
-exp_loop_fast_20:
+exp_fast_59:
+exp_loop_40:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_20
 	VBROADCASTF64X4 (CX), Z3
@@ -22959,8 +23018,9 @@ exp_loop_fast_20:
 	VADDPS          Z3, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_fast_20
+	JMP             exp_loop_40
 
+exp_chosen_59:
 exp_tail_20:
 	VEXTRACTF64X4   $0x01, Z1, Y3
 	VADDPS          Y3, Y1, Y3
@@ -22973,7 +23033,7 @@ exp_tail_20:
 	TESTQ           DX, DX
 	JZ              exp_done_20
 	TESTQ           $0x00000008, mode+80(FP)
-	JNZ             exp_fast_40
+	JNZ             exp_fast_60
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -22997,9 +23057,9 @@ exp_tail_20:
 	VADDPS          expconst<>+64(SB), Z4, Z4
 	VSCALEFPS       Z0, Z4, Z3
 	VMOVUPS         Z3, (CX)
-	JMP             exp_chosen_40
+	JMP             exp_chosen_60
 
-exp_fast_40:
+exp_fast_60:
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -23021,7 +23081,7 @@ exp_fast_40:
 	VMULPS          Z0, Z4, Z3
 	VMOVUPS         Z3, (CX)
 
-exp_chosen_40:
+exp_chosen_60:
 exp_tail1_20:
 	VADDSS (CX), X1, X1
 	ADDQ   $0x04, CX
@@ -23684,7 +23744,7 @@ softmax_9:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_41
+	JNZ          exp_fast_61
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -23708,9 +23768,9 @@ softmax_9:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_41
+	JMP          exp_chosen_61
 
-exp_fast_41:
+exp_fast_61:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -23728,7 +23788,7 @@ exp_fast_41:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_41:
+exp_chosen_61:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -23772,7 +23832,7 @@ no_rescale_17:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_42
+	JNZ          exp_fast_62
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -23796,9 +23856,9 @@ no_rescale_17:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_42
+	JMP          exp_chosen_62
 
-exp_fast_42:
+exp_fast_62:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -23816,7 +23876,7 @@ exp_fast_42:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_42:
+exp_chosen_62:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -23864,9 +23924,9 @@ no_rescale_18:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_21
+	JNZ          exp_fast_63
 
-exp_loop_21:
+exp_loop_41:
 	CMPQ         DX, $0x00000008
 	JL           exp_tail_21
 	VMOVUPS      (AX), Y4
@@ -23926,9 +23986,11 @@ exp_loop_21:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_21
+	JMP          exp_loop_41
+	JMP exp_chosen_63
 
-exp_loop_fast_21:
+exp_fast_63:
+exp_loop_42:
 	CMPQ        DX, $0x00000008
 	JL          exp_tail_21
 	VMOVUPS     (AX), Y4
@@ -23974,8 +24036,9 @@ exp_loop_fast_21:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_fast_21
+	JMP         exp_loop_42
 
+exp_chosen_63:
 exp_tail_21:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
@@ -23992,7 +24055,7 @@ exp_tail_21:
 	TESTQ        DX, DX
 	JZ           exp_done_21
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_43
+	JNZ          exp_fast_64
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -24045,9 +24108,9 @@ exp_tail_21:
 	VANDPS       Y0, Y5, Y5
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
-	JMP          exp_chosen_43
+	JMP          exp_chosen_64
 
-exp_fast_43:
+exp_fast_64:
 	VMOVUPS     (AX), Y3
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y3, Y3
@@ -24087,7 +24150,7 @@ exp_fast_43:
 	VMOVUPS     Y3, (AX)
 	VMOVUPS     Y5, (CX)
 
-exp_chosen_43:
+exp_chosen_64:
 exp_tail1_21:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
@@ -24140,7 +24203,7 @@ softmax_10:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_44
+	JNZ          exp_fast_65
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -24164,9 +24227,9 @@ softmax_10:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_44
+	JMP          exp_chosen_65
 
-exp_fast_44:
+exp_fast_65:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -24184,7 +24247,7 @@ exp_fast_44:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_44:
+exp_chosen_65:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -24225,9 +24288,9 @@ no_rescale_19:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_22
+	JNZ          exp_fast_66
 
-exp_loop_22:
+exp_loop_43:
 	CMPQ         CX, $0x00000008
 	JL           exp_tail_22
 	VMOVUPS      (AX), Y2
@@ -24259,9 +24322,11 @@ exp_loop_22:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_22
+	JMP          exp_loop_43
+	JMP exp_chosen_66
 
-exp_loop_fast_22:
+exp_fast_66:
+exp_loop_44:
 	CMPQ        CX, $0x00000008
 	JL          exp_tail_22
 	VMOVUPS     (AX), Y2
@@ -24286,8 +24351,9 @@ exp_loop_fast_22:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_fast_22
+	JMP         exp_loop_44
 
+exp_chosen_66:
 exp_tail_22:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
@@ -24298,7 +24364,7 @@ exp_tail_22:
 	TESTQ        CX, CX
 	JZ           exp_done_22
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_45
+	JNZ          exp_fast_67
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -24325,9 +24391,9 @@ exp_tail_22:
 	VMULPS       Y4, Y3, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
-	JMP          exp_chosen_45
+	JMP          exp_chosen_67
 
-exp_fast_45:
+exp_fast_67:
 	VMOVUPS     (AX), Y1
 	VSUBPS      Y0, Y1, Y1
 	VMOVUPS     expconst<>+256(SB), Y0
@@ -24348,7 +24414,7 @@ exp_fast_45:
 	VMULPS      Y0, Y3, Y1
 	VMOVUPS     Y1, (AX)
 
-exp_chosen_45:
+exp_chosen_67:
 exp_tail1_22:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
@@ -24976,9 +25042,9 @@ scores_done_32:
 	MOVQ         AX, CX
 	MOVQ         BX, DX
 	TESTQ        $0x00000008, mode+80(FP)
-	JNZ          exp_loop_fast_23
+	JNZ          exp_fast_68
 
-exp_loop_23:
+exp_loop_45:
 	CMPQ         DX, $0x00000008
 	JL           exp_tail_23
 	VMOVUPS      (CX), Y3
@@ -25010,9 +25076,11 @@ exp_loop_23:
 	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_23
+	JMP          exp_loop_45
+	JMP exp_chosen_68
 
-exp_loop_fast_23:
+exp_fast_68:
+exp_loop_46:
 	CMPQ        DX, $0x00000008
 	JL          exp_tail_23
 	VMOVUPS     (CX), Y3
@@ -25037,8 +25105,9 @@ exp_loop_fast_23:
 	VADDPS      Y3, Y1, Y1
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_fast_23
+	JMP         exp_loop_46
 
+exp_chosen_68:
 exp_tail_23:
 	VEXTRACTF128 $0x01, Y1, X3
 	VADDPS       X1, X3, X3
@@ -25049,7 +25118,7 @@ exp_tail_23:
 	TESTQ        DX, DX
 	JZ           exp_done_23
 	TESTQ        $0x00000008, mode+80(FP)
-	JNZ          exp_fast_46
+	JNZ          exp_fast_69
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -25076,9 +25145,9 @@ exp_tail_23:
 	VMULPS       Y5, Y4, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (CX)
-	JMP          exp_chosen_46
+	JMP          exp_chosen_69
 
-exp_fast_46:
+exp_fast_69:
 	VMOVUPS     (CX), Y1
 	VSUBPS      Y0, Y1, Y1
 	VMOVUPS     expconst<>+256(SB), Y0
@@ -25099,7 +25168,7 @@ exp_fast_46:
 	VMULPS      Y0, Y4, Y1
 	VMOVUPS     Y1, (CX)
 
-exp_chosen_46:
+exp_chosen_69:
 exp_tail1_23:
 	VADDSS (CX), X3, X3
 	ADDQ   $0x04, CX
@@ -25882,7 +25951,7 @@ softmax_11:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_47
+	JNZ          exp_fast_70
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -25902,9 +25971,9 @@ softmax_11:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_47
+	JMP          exp_chosen_70
 
-exp_fast_47:
+exp_fast_70:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -25922,7 +25991,7 @@ exp_fast_47:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_47:
+exp_chosen_70:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -25966,7 +26035,7 @@ no_rescale_20:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_48
+	JNZ          exp_fast_71
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -25986,9 +26055,9 @@ no_rescale_20:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_48
+	JMP          exp_chosen_71
 
-exp_fast_48:
+exp_fast_71:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -26006,7 +26075,7 @@ exp_fast_48:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_48:
+exp_chosen_71:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -26054,9 +26123,9 @@ no_rescale_21:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_24
+	JNZ          exp_fast_72
 
-exp_loop_24:
+exp_loop_47:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_24
 	VBROADCASTF64X4 (AX), Z4
@@ -26110,9 +26179,11 @@ exp_loop_24:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_24
+	JMP             exp_loop_47
+	JMP exp_chosen_72
 
-exp_loop_fast_24:
+exp_fast_72:
+exp_loop_48:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_24
 	VBROADCASTF64X4 (AX), Z4
@@ -26160,8 +26231,9 @@ exp_loop_fast_24:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_fast_24
+	JMP             exp_loop_48
 
+exp_chosen_72:
 exp_tail_24:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
@@ -26182,7 +26254,7 @@ exp_tail_24:
 	TESTQ           DX, DX
 	JZ              exp_done_24
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_49
+	JNZ             exp_fast_73
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -26229,9 +26301,9 @@ exp_tail_24:
 	VSCALEFPS       Z0, Z1, Z5
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
-	JMP             exp_chosen_49
+	JMP             exp_chosen_73
 
-exp_fast_49:
+exp_fast_73:
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -26273,7 +26345,7 @@ exp_fast_49:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_chosen_49:
+exp_chosen_73:
 exp_tail1_24:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
@@ -26326,7 +26398,7 @@ softmax_12:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_50
+	JNZ          exp_fast_74
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -26346,9 +26418,9 @@ softmax_12:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_50
+	JMP          exp_chosen_74
 
-exp_fast_50:
+exp_fast_74:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -26366,7 +26438,7 @@ exp_fast_50:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_50:
+exp_chosen_74:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -26407,9 +26479,9 @@ no_rescale_22:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_25
+	JNZ          exp_fast_75
 
-exp_loop_25:
+exp_loop_49:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_25
 	VBROADCASTF64X4 (AX), Z2
@@ -26438,9 +26510,11 @@ exp_loop_25:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_25
+	JMP             exp_loop_49
+	JMP exp_chosen_75
 
-exp_loop_fast_25:
+exp_fast_75:
+exp_loop_50:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_25
 	VBROADCASTF64X4 (AX), Z2
@@ -26466,8 +26540,9 @@ exp_loop_fast_25:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_fast_25
+	JMP             exp_loop_50
 
+exp_chosen_75:
 exp_tail_25:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
@@ -26480,7 +26555,7 @@ exp_tail_25:
 	TESTQ           CX, CX
 	JZ              exp_done_25
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_51
+	JNZ             exp_fast_76
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -26504,9 +26579,9 @@ exp_tail_25:
 	VADDPS          expconst<>+64(SB), Z3, Z3
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
-	JMP             exp_chosen_51
+	JMP             exp_chosen_76
 
-exp_fast_51:
+exp_fast_76:
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -26528,7 +26603,7 @@ exp_fast_51:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_chosen_51:
+exp_chosen_76:
 exp_tail1_25:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
@@ -27674,9 +27749,9 @@ scores_done_36:
 	MOVQ          AX, CX
 	MOVQ          BX, DX
 	TESTQ         $0x00000008, mode+80(FP)
-	JNZ           exp_loop_fast_26
+	JNZ           exp_fast_77
 
-exp_loop_26:
+exp_loop_51:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_26
 	VBROADCASTF64X4 (CX), Z3
@@ -27705,9 +27780,11 @@ exp_loop_26:
 	VADDPS          Z3, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_26
+	JMP             exp_loop_51
+	JMP exp_chosen_77
 
-exp_loop_fast_26:
+exp_fast_77:
+exp_loop_52:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_26
 	VBROADCASTF64X4 (CX), Z3
@@ -27733,8 +27810,9 @@ exp_loop_fast_26:
 	VADDPS          Z3, Z1, Z1
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_fast_26
+	JMP             exp_loop_52
 
+exp_chosen_77:
 exp_tail_26:
 	VEXTRACTF64X4   $0x01, Z1, Y3
 	VADDPS          Y3, Y1, Y3
@@ -27747,7 +27825,7 @@ exp_tail_26:
 	TESTQ           DX, DX
 	JZ              exp_done_26
 	TESTQ           $0x00000008, mode+80(FP)
-	JNZ             exp_fast_52
+	JNZ             exp_fast_78
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -27771,9 +27849,9 @@ exp_tail_26:
 	VADDPS          expconst<>+64(SB), Z4, Z4
 	VSCALEFPS       Z0, Z4, Z3
 	VMOVUPS         Z3, (CX)
-	JMP             exp_chosen_52
+	JMP             exp_chosen_78
 
-exp_fast_52:
+exp_fast_78:
 	VBROADCASTF64X4 (CX), Z3
 	VINSERTF64X4    $0x01, 32(CX), Z3, Z3
 	VSUBPS          Z0, Z3, Z3
@@ -27795,7 +27873,7 @@ exp_fast_52:
 	VMULPS          Z0, Z4, Z3
 	VMOVUPS         Z3, (CX)
 
-exp_chosen_52:
+exp_chosen_78:
 exp_tail1_26:
 	VADDSS (CX), X1, X1
 	ADDQ   $0x04, CX
@@ -29148,7 +29226,7 @@ softmax_13:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_53
+	JNZ          exp_fast_79
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -29172,9 +29250,9 @@ softmax_13:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_53
+	JMP          exp_chosen_79
 
-exp_fast_53:
+exp_fast_79:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -29192,7 +29270,7 @@ exp_fast_53:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_53:
+exp_chosen_79:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -29236,7 +29314,7 @@ no_rescale_23:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_54
+	JNZ          exp_fast_80
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -29260,9 +29338,9 @@ no_rescale_23:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_54
+	JMP          exp_chosen_80
 
-exp_fast_54:
+exp_fast_80:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -29280,7 +29358,7 @@ exp_fast_54:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_54:
+exp_chosen_80:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -29328,9 +29406,9 @@ no_rescale_24:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_27
+	JNZ          exp_fast_81
 
-exp_loop_27:
+exp_loop_53:
 	CMPQ         DX, $0x00000008
 	JL           exp_tail_27
 	VMOVUPS      (AX), Y4
@@ -29390,9 +29468,11 @@ exp_loop_27:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_27
+	JMP          exp_loop_53
+	JMP exp_chosen_81
 
-exp_loop_fast_27:
+exp_fast_81:
+exp_loop_54:
 	CMPQ        DX, $0x00000008
 	JL          exp_tail_27
 	VMOVUPS     (AX), Y4
@@ -29438,8 +29518,9 @@ exp_loop_fast_27:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_fast_27
+	JMP         exp_loop_54
 
+exp_chosen_81:
 exp_tail_27:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
@@ -29456,7 +29537,7 @@ exp_tail_27:
 	TESTQ        DX, DX
 	JZ           exp_done_27
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_55
+	JNZ          exp_fast_82
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -29509,9 +29590,9 @@ exp_tail_27:
 	VANDPS       Y0, Y5, Y5
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
-	JMP          exp_chosen_55
+	JMP          exp_chosen_82
 
-exp_fast_55:
+exp_fast_82:
 	VMOVUPS     (AX), Y3
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y3, Y3
@@ -29551,7 +29632,7 @@ exp_fast_55:
 	VMOVUPS     Y3, (AX)
 	VMOVUPS     Y5, (CX)
 
-exp_chosen_55:
+exp_chosen_82:
 exp_tail1_27:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
@@ -29604,7 +29685,7 @@ softmax_14:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_56
+	JNZ          exp_fast_83
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -29628,9 +29709,9 @@ softmax_14:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_56
+	JMP          exp_chosen_83
 
-exp_fast_56:
+exp_fast_83:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -29648,7 +29729,7 @@ exp_fast_56:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_56:
+exp_chosen_83:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -29689,9 +29770,9 @@ no_rescale_25:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_28
+	JNZ          exp_fast_84
 
-exp_loop_28:
+exp_loop_55:
 	CMPQ         CX, $0x00000008
 	JL           exp_tail_28
 	VMOVUPS      (AX), Y2
@@ -29723,9 +29804,11 @@ exp_loop_28:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_28
+	JMP          exp_loop_55
+	JMP exp_chosen_84
 
-exp_loop_fast_28:
+exp_fast_84:
+exp_loop_56:
 	CMPQ        CX, $0x00000008
 	JL          exp_tail_28
 	VMOVUPS     (AX), Y2
@@ -29750,8 +29833,9 @@ exp_loop_fast_28:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_fast_28
+	JMP         exp_loop_56
 
+exp_chosen_84:
 exp_tail_28:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
@@ -29762,7 +29846,7 @@ exp_tail_28:
 	TESTQ        CX, CX
 	JZ           exp_done_28
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_57
+	JNZ          exp_fast_85
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -29789,9 +29873,9 @@ exp_tail_28:
 	VMULPS       Y4, Y3, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
-	JMP          exp_chosen_57
+	JMP          exp_chosen_85
 
-exp_fast_57:
+exp_fast_85:
 	VMOVUPS     (AX), Y1
 	VSUBPS      Y0, Y1, Y1
 	VMOVUPS     expconst<>+256(SB), Y0
@@ -29812,7 +29896,7 @@ exp_fast_57:
 	VMULPS      Y0, Y3, Y1
 	VMOVUPS     Y1, (AX)
 
-exp_chosen_57:
+exp_chosen_85:
 exp_tail1_28:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
@@ -34389,7 +34473,7 @@ softmax_15:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_58
+	JNZ          exp_fast_86
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -34409,9 +34493,9 @@ softmax_15:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_58
+	JMP          exp_chosen_86
 
-exp_fast_58:
+exp_fast_86:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -34429,7 +34513,7 @@ exp_fast_58:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_58:
+exp_chosen_86:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -34473,7 +34557,7 @@ no_rescale_26:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_59
+	JNZ          exp_fast_87
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -34493,9 +34577,9 @@ no_rescale_26:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_59
+	JMP          exp_chosen_87
 
-exp_fast_59:
+exp_fast_87:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -34513,7 +34597,7 @@ exp_fast_59:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_59:
+exp_chosen_87:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -34561,9 +34645,9 @@ no_rescale_27:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_29
+	JNZ          exp_fast_88
 
-exp_loop_29:
+exp_loop_57:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_29
 	VBROADCASTF64X4 (AX), Z4
@@ -34617,9 +34701,11 @@ exp_loop_29:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_29
+	JMP             exp_loop_57
+	JMP exp_chosen_88
 
-exp_loop_fast_29:
+exp_fast_88:
+exp_loop_58:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_29
 	VBROADCASTF64X4 (AX), Z4
@@ -34667,8 +34753,9 @@ exp_loop_fast_29:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_fast_29
+	JMP             exp_loop_58
 
+exp_chosen_88:
 exp_tail_29:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
@@ -34689,7 +34776,7 @@ exp_tail_29:
 	TESTQ           DX, DX
 	JZ              exp_done_29
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_60
+	JNZ             exp_fast_89
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -34736,9 +34823,9 @@ exp_tail_29:
 	VSCALEFPS       Z0, Z1, Z5
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
-	JMP             exp_chosen_60
+	JMP             exp_chosen_89
 
-exp_fast_60:
+exp_fast_89:
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -34780,7 +34867,7 @@ exp_fast_60:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_chosen_60:
+exp_chosen_89:
 exp_tail1_29:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
@@ -34833,7 +34920,7 @@ softmax_16:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_61
+	JNZ          exp_fast_90
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -34853,9 +34940,9 @@ softmax_16:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_61
+	JMP          exp_chosen_90
 
-exp_fast_61:
+exp_fast_90:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -34873,7 +34960,7 @@ exp_fast_61:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_61:
+exp_chosen_90:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -34914,9 +35001,9 @@ no_rescale_28:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_30
+	JNZ          exp_fast_91
 
-exp_loop_30:
+exp_loop_59:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_30
 	VBROADCASTF64X4 (AX), Z2
@@ -34945,9 +35032,11 @@ exp_loop_30:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_30
+	JMP             exp_loop_59
+	JMP exp_chosen_91
 
-exp_loop_fast_30:
+exp_fast_91:
+exp_loop_60:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_30
 	VBROADCASTF64X4 (AX), Z2
@@ -34973,8 +35062,9 @@ exp_loop_fast_30:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_fast_30
+	JMP             exp_loop_60
 
+exp_chosen_91:
 exp_tail_30:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
@@ -34987,7 +35077,7 @@ exp_tail_30:
 	TESTQ           CX, CX
 	JZ              exp_done_30
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_62
+	JNZ             exp_fast_92
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -35011,9 +35101,9 @@ exp_tail_30:
 	VADDPS          expconst<>+64(SB), Z3, Z3
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
-	JMP             exp_chosen_62
+	JMP             exp_chosen_92
 
-exp_fast_62:
+exp_fast_92:
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -35035,7 +35125,7 @@ exp_fast_62:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_chosen_62:
+exp_chosen_92:
 exp_tail1_30:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
@@ -38597,7 +38687,7 @@ softmax_17:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_63
+	JNZ          exp_fast_93
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -38621,9 +38711,9 @@ softmax_17:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_63
+	JMP          exp_chosen_93
 
-exp_fast_63:
+exp_fast_93:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -38641,7 +38731,7 @@ exp_fast_63:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_63:
+exp_chosen_93:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -38685,7 +38775,7 @@ no_rescale_29:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_64
+	JNZ          exp_fast_94
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -38709,9 +38799,9 @@ no_rescale_29:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_64
+	JMP          exp_chosen_94
 
-exp_fast_64:
+exp_fast_94:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -38729,7 +38819,7 @@ exp_fast_64:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_64:
+exp_chosen_94:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -38777,9 +38867,9 @@ no_rescale_30:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_31
+	JNZ          exp_fast_95
 
-exp_loop_31:
+exp_loop_61:
 	CMPQ         DX, $0x00000008
 	JL           exp_tail_31
 	VMOVUPS      (AX), Y4
@@ -38839,9 +38929,11 @@ exp_loop_31:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_31
+	JMP          exp_loop_61
+	JMP exp_chosen_95
 
-exp_loop_fast_31:
+exp_fast_95:
+exp_loop_62:
 	CMPQ        DX, $0x00000008
 	JL          exp_tail_31
 	VMOVUPS     (AX), Y4
@@ -38887,8 +38979,9 @@ exp_loop_fast_31:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_fast_31
+	JMP         exp_loop_62
 
+exp_chosen_95:
 exp_tail_31:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
@@ -38905,7 +38998,7 @@ exp_tail_31:
 	TESTQ        DX, DX
 	JZ           exp_done_31
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_65
+	JNZ          exp_fast_96
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -38958,9 +39051,9 @@ exp_tail_31:
 	VANDPS       Y0, Y5, Y5
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
-	JMP          exp_chosen_65
+	JMP          exp_chosen_96
 
-exp_fast_65:
+exp_fast_96:
 	VMOVUPS     (AX), Y3
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y3, Y3
@@ -39000,7 +39093,7 @@ exp_fast_65:
 	VMOVUPS     Y3, (AX)
 	VMOVUPS     Y5, (CX)
 
-exp_chosen_65:
+exp_chosen_96:
 exp_tail1_31:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
@@ -39053,7 +39146,7 @@ softmax_18:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_66
+	JNZ          exp_fast_97
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -39077,9 +39170,9 @@ softmax_18:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_66
+	JMP          exp_chosen_97
 
-exp_fast_66:
+exp_fast_97:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -39097,7 +39190,7 @@ exp_fast_66:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_66:
+exp_chosen_97:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -39138,9 +39231,9 @@ no_rescale_31:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_32
+	JNZ          exp_fast_98
 
-exp_loop_32:
+exp_loop_63:
 	CMPQ         CX, $0x00000008
 	JL           exp_tail_32
 	VMOVUPS      (AX), Y2
@@ -39172,9 +39265,11 @@ exp_loop_32:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_32
+	JMP          exp_loop_63
+	JMP exp_chosen_98
 
-exp_loop_fast_32:
+exp_fast_98:
+exp_loop_64:
 	CMPQ        CX, $0x00000008
 	JL          exp_tail_32
 	VMOVUPS     (AX), Y2
@@ -39199,8 +39294,9 @@ exp_loop_fast_32:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_fast_32
+	JMP         exp_loop_64
 
+exp_chosen_98:
 exp_tail_32:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
@@ -39211,7 +39307,7 @@ exp_tail_32:
 	TESTQ        CX, CX
 	JZ           exp_done_32
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_67
+	JNZ          exp_fast_99
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -39238,9 +39334,9 @@ exp_tail_32:
 	VMULPS       Y4, Y3, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
-	JMP          exp_chosen_67
+	JMP          exp_chosen_99
 
-exp_fast_67:
+exp_fast_99:
 	VMOVUPS     (AX), Y1
 	VSUBPS      Y0, Y1, Y1
 	VMOVUPS     expconst<>+256(SB), Y0
@@ -39261,7 +39357,7 @@ exp_fast_67:
 	VMULPS      Y0, Y3, Y1
 	VMOVUPS     Y1, (AX)
 
-exp_chosen_67:
+exp_chosen_99:
 exp_tail1_32:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
@@ -44882,7 +44978,7 @@ softmax_19:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_68
+	JNZ          exp_fast_100
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -44902,9 +44998,9 @@ softmax_19:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_68
+	JMP          exp_chosen_100
 
-exp_fast_68:
+exp_fast_100:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -44922,7 +45018,7 @@ exp_fast_68:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_68:
+exp_chosen_100:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -44966,7 +45062,7 @@ no_rescale_32:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_69
+	JNZ          exp_fast_101
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -44986,9 +45082,9 @@ no_rescale_32:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_69
+	JMP          exp_chosen_101
 
-exp_fast_69:
+exp_fast_101:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -45006,7 +45102,7 @@ exp_fast_69:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_69:
+exp_chosen_101:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -45054,9 +45150,9 @@ no_rescale_33:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_33
+	JNZ          exp_fast_102
 
-exp_loop_33:
+exp_loop_65:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_33
 	VBROADCASTF64X4 (AX), Z4
@@ -45110,9 +45206,11 @@ exp_loop_33:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_33
+	JMP             exp_loop_65
+	JMP exp_chosen_102
 
-exp_loop_fast_33:
+exp_fast_102:
+exp_loop_66:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_33
 	VBROADCASTF64X4 (AX), Z4
@@ -45160,8 +45258,9 @@ exp_loop_fast_33:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_fast_33
+	JMP             exp_loop_66
 
+exp_chosen_102:
 exp_tail_33:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
@@ -45182,7 +45281,7 @@ exp_tail_33:
 	TESTQ           DX, DX
 	JZ              exp_done_33
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_70
+	JNZ             exp_fast_103
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -45229,9 +45328,9 @@ exp_tail_33:
 	VSCALEFPS       Z0, Z1, Z5
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
-	JMP             exp_chosen_70
+	JMP             exp_chosen_103
 
-exp_fast_70:
+exp_fast_103:
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -45273,7 +45372,7 @@ exp_fast_70:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_chosen_70:
+exp_chosen_103:
 exp_tail1_33:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
@@ -45326,7 +45425,7 @@ softmax_20:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_71
+	JNZ          exp_fast_104
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -45346,9 +45445,9 @@ softmax_20:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_71
+	JMP          exp_chosen_104
 
-exp_fast_71:
+exp_fast_104:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -45366,7 +45465,7 @@ exp_fast_71:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_71:
+exp_chosen_104:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -45407,9 +45506,9 @@ no_rescale_34:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_34
+	JNZ          exp_fast_105
 
-exp_loop_34:
+exp_loop_67:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_34
 	VBROADCASTF64X4 (AX), Z2
@@ -45438,9 +45537,11 @@ exp_loop_34:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_34
+	JMP             exp_loop_67
+	JMP exp_chosen_105
 
-exp_loop_fast_34:
+exp_fast_105:
+exp_loop_68:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_34
 	VBROADCASTF64X4 (AX), Z2
@@ -45466,8 +45567,9 @@ exp_loop_fast_34:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_fast_34
+	JMP             exp_loop_68
 
+exp_chosen_105:
 exp_tail_34:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
@@ -45480,7 +45582,7 @@ exp_tail_34:
 	TESTQ           CX, CX
 	JZ              exp_done_34
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_72
+	JNZ             exp_fast_106
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -45504,9 +45606,9 @@ exp_tail_34:
 	VADDPS          expconst<>+64(SB), Z3, Z3
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
-	JMP             exp_chosen_72
+	JMP             exp_chosen_106
 
-exp_fast_72:
+exp_fast_106:
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -45528,7 +45630,7 @@ exp_fast_72:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_chosen_72:
+exp_chosen_106:
 exp_tail1_34:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX
@@ -47988,7 +48090,7 @@ softmax_21:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_73
+	JNZ          exp_fast_107
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -48012,9 +48114,9 @@ softmax_21:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_73
+	JMP          exp_chosen_107
 
-exp_fast_73:
+exp_fast_107:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -48032,7 +48134,7 @@ exp_fast_73:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_73:
+exp_chosen_107:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -48076,7 +48178,7 @@ no_rescale_35:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_74
+	JNZ          exp_fast_108
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -48100,9 +48202,9 @@ no_rescale_35:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_74
+	JMP          exp_chosen_108
 
-exp_fast_74:
+exp_fast_108:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -48120,7 +48222,7 @@ exp_fast_74:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_74:
+exp_chosen_108:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -48168,9 +48270,9 @@ no_rescale_36:
 	VXORPS       Y3, Y3, Y3
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_35
+	JNZ          exp_fast_109
 
-exp_loop_35:
+exp_loop_69:
 	CMPQ         DX, $0x00000008
 	JL           exp_tail_35
 	VMOVUPS      (AX), Y4
@@ -48230,9 +48332,11 @@ exp_loop_35:
 	ADDQ         $0x00000020, AX
 	ADDQ         $0x00000020, CX
 	SUBQ         $0x00000008, DX
-	JMP          exp_loop_35
+	JMP          exp_loop_69
+	JMP exp_chosen_109
 
-exp_loop_fast_35:
+exp_fast_109:
+exp_loop_70:
 	CMPQ        DX, $0x00000008
 	JL          exp_tail_35
 	VMOVUPS     (AX), Y4
@@ -48278,8 +48382,9 @@ exp_loop_fast_35:
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
 	SUBQ        $0x00000008, DX
-	JMP         exp_loop_fast_35
+	JMP         exp_loop_70
 
+exp_chosen_109:
 exp_tail_35:
 	VEXTRACTF128 $0x01, Y2, X4
 	VADDPS       X2, X4, X4
@@ -48296,7 +48401,7 @@ exp_tail_35:
 	TESTQ        DX, DX
 	JZ           exp_done_35
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_75
+	JNZ          exp_fast_110
 	VMOVUPS      (AX), Y3
 	VMOVUPS      (CX), Y5
 	VSUBPS       Y0, Y3, Y3
@@ -48349,9 +48454,9 @@ exp_tail_35:
 	VANDPS       Y0, Y5, Y5
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y5, (CX)
-	JMP          exp_chosen_75
+	JMP          exp_chosen_110
 
-exp_fast_75:
+exp_fast_110:
 	VMOVUPS     (AX), Y3
 	VMOVUPS     (CX), Y5
 	VSUBPS      Y0, Y3, Y3
@@ -48391,7 +48496,7 @@ exp_fast_75:
 	VMOVUPS     Y3, (AX)
 	VMOVUPS     Y5, (CX)
 
-exp_chosen_75:
+exp_chosen_110:
 exp_tail1_35:
 	VADDSS (AX), X4, X4
 	VADDSS (CX), X2, X2
@@ -48444,7 +48549,7 @@ softmax_22:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_76
+	JNZ          exp_fast_111
 	VCMPPS       $0x05, expconst<>+640(SB), Y0, Y2
 	VMOVUPS      expconst<>+640(SB), Y3
 	VMAXPS       Y0, Y3, Y0
@@ -48468,9 +48573,9 @@ softmax_22:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y4, Y3, Y0
 	VANDPS       Y2, Y0, Y0
-	JMP          exp_chosen_76
+	JMP          exp_chosen_111
 
-exp_fast_76:
+exp_fast_111:
 	VMOVUPS     expconst<>+256(SB), Y2
 	VMAXPS      Y0, Y2, Y0
 	VMOVUPS     expconst<>+320(SB), Y2
@@ -48488,7 +48593,7 @@ exp_fast_76:
 	VPSLLD      $0x17, Y2, Y2
 	VMULPS      Y2, Y3, Y0
 
-exp_chosen_76:
+exp_chosen_111:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -48529,9 +48634,9 @@ no_rescale_37:
 	VXORPS       Y1, Y1, Y1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_36
+	JNZ          exp_fast_112
 
-exp_loop_36:
+exp_loop_71:
 	CMPQ         CX, $0x00000008
 	JL           exp_tail_36
 	VMOVUPS      (AX), Y2
@@ -48563,9 +48668,11 @@ exp_loop_36:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         $0x00000020, AX
 	SUBQ         $0x00000008, CX
-	JMP          exp_loop_36
+	JMP          exp_loop_71
+	JMP exp_chosen_112
 
-exp_loop_fast_36:
+exp_fast_112:
+exp_loop_72:
 	CMPQ        CX, $0x00000008
 	JL          exp_tail_36
 	VMOVUPS     (AX), Y2
@@ -48590,8 +48697,9 @@ exp_loop_fast_36:
 	VADDPS      Y2, Y1, Y1
 	ADDQ        $0x00000020, AX
 	SUBQ        $0x00000008, CX
-	JMP         exp_loop_fast_36
+	JMP         exp_loop_72
 
+exp_chosen_112:
 exp_tail_36:
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X1, X2, X2
@@ -48602,7 +48710,7 @@ exp_tail_36:
 	TESTQ        CX, CX
 	JZ           exp_done_36
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_77
+	JNZ          exp_fast_113
 	VMOVUPS      (AX), Y1
 	VSUBPS       Y0, Y1, Y1
 	VCMPPS       $0x05, expconst<>+640(SB), Y1, Y0
@@ -48629,9 +48737,9 @@ exp_tail_36:
 	VMULPS       Y4, Y3, Y1
 	VANDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
-	JMP          exp_chosen_77
+	JMP          exp_chosen_113
 
-exp_fast_77:
+exp_fast_113:
 	VMOVUPS     (AX), Y1
 	VSUBPS      Y0, Y1, Y1
 	VMOVUPS     expconst<>+256(SB), Y0
@@ -48652,7 +48760,7 @@ exp_fast_77:
 	VMULPS      Y0, Y3, Y1
 	VMOVUPS     Y1, (AX)
 
-exp_chosen_77:
+exp_chosen_113:
 exp_tail1_36:
 	VADDSS (AX), X2, X2
 	ADDQ   $0x04, AX
@@ -50097,7 +50205,7 @@ softmax_23:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_78
+	JNZ          exp_fast_114
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -50117,9 +50225,9 @@ softmax_23:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_78
+	JMP          exp_chosen_114
 
-exp_fast_78:
+exp_fast_114:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -50137,7 +50245,7 @@ exp_fast_78:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_78:
+exp_chosen_114:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -50181,7 +50289,7 @@ no_rescale_38:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_79
+	JNZ          exp_fast_115
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -50201,9 +50309,9 @@ no_rescale_38:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_79
+	JMP          exp_chosen_115
 
-exp_fast_79:
+exp_fast_115:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -50221,7 +50329,7 @@ exp_fast_79:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_79:
+exp_chosen_115:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -50269,9 +50377,9 @@ no_rescale_39:
 	VMOVUPS      expconst<>+1344(SB), Z3
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_37
+	JNZ          exp_fast_116
 
-exp_loop_37:
+exp_loop_73:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_37
 	VBROADCASTF64X4 (AX), Z4
@@ -50325,9 +50433,11 @@ exp_loop_37:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_37
+	JMP             exp_loop_73
+	JMP exp_chosen_116
 
-exp_loop_fast_37:
+exp_fast_116:
+exp_loop_74:
 	CMPQ            DX, $0x00000010
 	JL              exp_tail_37
 	VBROADCASTF64X4 (AX), Z4
@@ -50375,8 +50485,9 @@ exp_loop_fast_37:
 	ADDQ            $0x00000040, AX
 	ADDQ            $0x00000040, CX
 	SUBQ            $0x00000010, DX
-	JMP             exp_loop_fast_37
+	JMP             exp_loop_74
 
+exp_chosen_116:
 exp_tail_37:
 	VEXTRACTF64X4   $0x01, Z2, Y4
 	VADDPS          Y4, Y2, Y4
@@ -50397,7 +50508,7 @@ exp_tail_37:
 	TESTQ           DX, DX
 	JZ              exp_done_37
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_80
+	JNZ             exp_fast_117
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -50444,9 +50555,9 @@ exp_tail_37:
 	VSCALEFPS       Z0, Z1, Z5
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
-	JMP             exp_chosen_80
+	JMP             exp_chosen_117
 
-exp_fast_80:
+exp_fast_117:
 	VBROADCASTF64X4 (AX), Z4
 	VINSERTF64X4    $0x01, 32(AX), Z4, Z4
 	VBROADCASTF64X4 (CX), Z5
@@ -50488,7 +50599,7 @@ exp_fast_80:
 	VMOVUPS         Z4, (AX)
 	VMOVUPS         Z5, (CX)
 
-exp_chosen_80:
+exp_chosen_117:
 exp_tail1_37:
 	VADDSS (AX), X2, X2
 	VADDSS (CX), X3, X3
@@ -50541,7 +50652,7 @@ softmax_24:
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_fast_81
+	JNZ          exp_fast_118
 	VMOVUPS      expconst<>+704(SB), Z2
 	VMAXPS       Z0, Z2, Z0
 	VMOVUPS      expconst<>+768(SB), Z2
@@ -50561,9 +50672,9 @@ softmax_24:
 	VFMADD213PS  Z0, Z4, Z3
 	VADDPS       expconst<>+64(SB), Z3, Z3
 	VSCALEFPS    Z2, Z3, Z0
-	JMP          exp_chosen_81
+	JMP          exp_chosen_118
 
-exp_fast_81:
+exp_fast_118:
 	VMOVUPS     expconst<>+256(SB), Z2
 	VMAXPS      Z0, Z2, Z0
 	VMOVUPS     expconst<>+320(SB), Z2
@@ -50581,7 +50692,7 @@ exp_fast_81:
 	VPSLLD      $0x17, Z2, Z2
 	VMULPS      Z2, Z3, Z0
 
-exp_chosen_81:
+exp_chosen_118:
 	MOVQ   state+72(FP), AX
 	MOVQ   ng+16(FP), CX
 	LEAQ   (AX)(CX*4), AX
@@ -50622,9 +50733,9 @@ no_rescale_40:
 	VMOVUPS      expconst<>+1344(SB), Z1
 	MOVQ         CX, CX
 	TESTQ        $0x00000008, mode+104(FP)
-	JNZ          exp_loop_fast_38
+	JNZ          exp_fast_119
 
-exp_loop_38:
+exp_loop_75:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_38
 	VBROADCASTF64X4 (AX), Z2
@@ -50653,9 +50764,11 @@ exp_loop_38:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_38
+	JMP             exp_loop_75
+	JMP exp_chosen_119
 
-exp_loop_fast_38:
+exp_fast_119:
+exp_loop_76:
 	CMPQ            CX, $0x00000010
 	JL              exp_tail_38
 	VBROADCASTF64X4 (AX), Z2
@@ -50681,8 +50794,9 @@ exp_loop_fast_38:
 	VADDPS          Z2, Z1, Z1
 	ADDQ            $0x00000040, AX
 	SUBQ            $0x00000010, CX
-	JMP             exp_loop_fast_38
+	JMP             exp_loop_76
 
+exp_chosen_119:
 exp_tail_38:
 	VEXTRACTF64X4   $0x01, Z1, Y2
 	VADDPS          Y2, Y1, Y2
@@ -50695,7 +50809,7 @@ exp_tail_38:
 	TESTQ           CX, CX
 	JZ              exp_done_38
 	TESTQ           $0x00000008, mode+104(FP)
-	JNZ             exp_fast_82
+	JNZ             exp_fast_120
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -50719,9 +50833,9 @@ exp_tail_38:
 	VADDPS          expconst<>+64(SB), Z3, Z3
 	VSCALEFPS       Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
-	JMP             exp_chosen_82
+	JMP             exp_chosen_120
 
-exp_fast_82:
+exp_fast_120:
 	VBROADCASTF64X4 (AX), Z2
 	VINSERTF64X4    $0x01, 32(AX), Z2, Z2
 	VSUBPS          Z0, Z2, Z2
@@ -50743,7 +50857,7 @@ exp_fast_82:
 	VMULPS          Z0, Z3, Z2
 	VMOVUPS         Z2, (AX)
 
-exp_chosen_82:
+exp_chosen_120:
 exp_tail1_38:
 	VADDSS (AX), X1, X1
 	ADDQ   $0x04, AX

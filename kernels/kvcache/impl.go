@@ -58,15 +58,15 @@ type Impl struct {
 	Tier  isa.Tier
 	copy  store
 	toF16 store
-	// toF16Pos is the f16 store of a position-major batch-copy (posMajor),
-	// where it differs from toF16 (AVX2: toF16LinesAVX2); unset, toF16.
+	// toF16Pos is the f16 store of a position-major batch-copy (posMajor):
+	// AVX2's toF16LinesAVX2, every other tier's toF16.
 	toF16Pos store
 	toQ8     store // package quant's q8_0 rows quantizer of the tier (q8Store)
 }
 
 // impls holds every tier compiled into this binary, generic first; the
 // per-arch file appends to it in init.
-var impls = []Impl{{Tier: isa.Generic, copy: store{generic: copyGeneric}, toF16: store{generic: toF16Generic}, toQ8: q8Store(isa.Generic)}}
+var impls = []Impl{{Tier: isa.Generic, copy: store{generic: copyGeneric}, toF16: store{generic: toF16Generic}, toF16Pos: store{generic: toF16Generic}, toQ8: q8Store(isa.Generic)}}
 
 // q8Store is the q8_0 store of tier t: package quant's q8_0 rows quantizer
 // of t (the generic one where quant has no tier t), one call for all rows
@@ -168,7 +168,7 @@ func (im *Impl) posMajor(p *Params, b *Buffers, k, v []byte) {
 	// pos·ph + r (Row).
 	d, n, rb := p.D, count(p.Op, p.Tokens), p.KV.RowBytes(p.D)
 	ph, s := posHeads(p.PosHeads, p.Hkv), im.storeOf(p.KV)
-	if p.KV == attention.F16 && im.toF16Pos.asm != nil {
+	if p.KV == attention.F16 {
 		s = &im.toF16Pos
 	}
 	if n < p.Hkv {

@@ -11,7 +11,7 @@ import "github.com/ckbench/ckbench/kernels/isa"
 func init() {
 	impls = append(impls,
 		Impl{Tier: isa.AVX2, toF16: store{toF16RowsAVX2, 8, 2, toF16Generic}, toF16Pos: store{toF16LinesAVX2, 8, 2, toF16Generic}, copy: store{copyRowsAVX2, 8, 4, copyGeneric}, toQ8: q8Store(isa.AVX2)},
-		Impl{Tier: isa.AVX512, toF16: store{toF16RowsAVX512, 16, 2, toF16Generic}, copy: store{copyRowsAVX512, 16, 4, copyGeneric}, toQ8: q8Store(isa.AVX512)},
+		Impl{Tier: isa.AVX512, toF16: store{toF16RowsAVX512, 16, 2, toF16Generic}, toF16Pos: store{toF16RowsAVX512, 16, 2, toF16Generic}, copy: store{copyRowsAVX512, 16, 4, copyGeneric}, toQ8: q8Store(isa.AVX512)},
 	)
 }
 

@@ -1309,7 +1309,7 @@ func rowsAt(p0, p4, db, db3 GPVirtual, off int) []Mem {
 // padding (every buffer is a multiple of 16 floats); padding lanes are
 // written but never summed. The exp is the one the mode argument asks for
 // (byExp): the whole-vector loop is emitted once per exp, chosen once a
-// call; the partial vector after it branches again.
+// call; the partial vector after it chooses again.
 func (t tier) expInPlace(bufs []GPVirtual, cnt GPVirtual, ms []VecVirtual) []VecVirtual {
 	nh := len(bufs)
 	acc, p := make([]VecVirtual, nh), make([]GPVirtual, nh)
@@ -1340,12 +1340,12 @@ func (t tier) expInPlace(bufs []GPVirtual, cnt GPVirtual, ms []VecVirtual) []Vec
 		}
 		return x
 	}
-	loops := map[bool]string{false: NewLabel("exp_loop"), true: NewLabel("exp_loop_fast")}
+	// Each exp's loop leaves by its test to tail (byExp's jump past the
+	// fast loop is never taken).
 	tail, done := NewLabel("exp_tail"), NewLabel("exp_done")
-	TESTQ(U32(modeFastExp), paramAddr("mode"))
-	JNZ(LabelRef(loops[true]))
-	for _, fast := range []bool{false, true} {
-		Label(loops[fast])
+	byExp(func(fast bool) {
+		loop := NewLabel("exp_loop")
+		Label(loop)
 		CMPQ(n, U32(t.W))
 		JL(LabelRef(tail))
 		for i, x := range exp(fast) {
@@ -1355,8 +1355,8 @@ func (t tier) expInPlace(bufs []GPVirtual, cnt GPVirtual, ms []VecVirtual) []Vec
 			ADDQ(U32(t.VB()), p[i])
 		}
 		SUBQ(U32(t.W), n)
-		JMP(LabelRef(loops[fast]))
-	}
+		JMP(LabelRef(loop))
+	})
 	Label(tail)
 	s := make([]VecVirtual, nh)
 	for i := range nh {
