@@ -254,6 +254,7 @@ func flashPaths(im Impl, p Params) []Impl {
 	if p.Kernel != DecodeFlash && p.Group() >= 4 && p.KV != Q8_0 {
 		flip(modeWide)  // f16: AVX-512 eight heads, then quads; AVX2 four, then pairs; f32: AVX-512 eight (groups of 8–15)
 		flip(modePaced) // the AVX-512 quads' prefetch (f32: groups of eight or more)
+		flip(modeFar)   // the AVX-512 quads' far stream beside the near one
 	}
 	return paths
 }

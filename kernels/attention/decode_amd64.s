@@ -4786,7 +4786,16 @@ scores4_chunk2_1:
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
-	ADDQ        $0x00000080, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_1
+	MOVQ        R9, R10
+	SUBQ        200(SP), R10
+	SUBQ        200(SP), R10
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+
+pf_nofar_1:
+	ADDQ $0x00000080, R9
 
 pf_skip_21:
 	VMOVUPS     64(CX)(DX*1), Z22
@@ -4819,7 +4828,16 @@ pf_skip_21:
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
-	ADDQ        $0x00000080, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_2
+	MOVQ        R9, R10
+	SUBQ        200(SP), R10
+	SUBQ        200(SP), R10
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+
+pf_nofar_2:
+	ADDQ $0x00000080, R9
 
 pf_skip_22:
 	ADDQ $0x00000080, CX
@@ -4859,7 +4877,16 @@ scores4_odd_1:
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
-	ADDQ        $0x00000080, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_3
+	MOVQ        R9, CX
+	SUBQ        200(SP), CX
+	SUBQ        200(SP), CX
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+
+pf_nofar_3:
+	ADDQ $0x00000080, R9
 
 pf_skip_23:
 scores4_chunks_1:
@@ -5184,7 +5211,18 @@ scores4_chunk2_2:
 	PREFETCHT0  64(R10)
 	PREFETCHT0  128(R10)
 	PREFETCHT0  192(R10)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_4
+	MOVQ        R9, R10
+	SUBQ        200(SP), R10
+	SUBQ        200(SP), R10
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	PREFETCHT1  128(R10)
+	PREFETCHT1  192(R10)
+
+pf_nofar_4:
+	ADDQ $0x00000100, R9
 
 pf_skip_24:
 	VMOVUPS     64(CX)(DX*1), Z22
@@ -5219,7 +5257,18 @@ pf_skip_24:
 	PREFETCHT0  64(R10)
 	PREFETCHT0  128(R10)
 	PREFETCHT0  192(R10)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_5
+	MOVQ        R9, R10
+	SUBQ        200(SP), R10
+	SUBQ        200(SP), R10
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	PREFETCHT1  128(R10)
+	PREFETCHT1  192(R10)
+
+pf_nofar_5:
+	ADDQ $0x00000100, R9
 
 pf_skip_25:
 	ADDQ $0x00000080, CX
@@ -5261,7 +5310,18 @@ scores4_odd_2:
 	PREFETCHT0  64(CX)
 	PREFETCHT0  128(CX)
 	PREFETCHT0  192(CX)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_6
+	MOVQ        R9, CX
+	SUBQ        200(SP), CX
+	SUBQ        200(SP), CX
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
+
+pf_nofar_6:
+	ADDQ $0x00000100, R9
 
 pf_skip_26:
 scores4_chunks_2:
@@ -7598,7 +7658,16 @@ pv4_row_1:
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	ADDQ         $0x00000080, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_7
+	MOVQ         R9, R11
+	SUBQ         200(SP), R11
+	SUBQ         200(SP), R11
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+
+pf_nofar_7:
+	ADDQ $0x00000080, R9
 
 pf_skip_42:
 	ADDQ $0x04, BX
@@ -7677,7 +7746,16 @@ pv4_row_2:
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	ADDQ         $0x00000080, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_8
+	MOVQ         R9, R11
+	SUBQ         200(SP), R11
+	SUBQ         200(SP), R11
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+
+pf_nofar_8:
+	ADDQ $0x00000080, R9
 
 pf_skip_43:
 	ADDQ $0x04, BX
@@ -7739,7 +7817,16 @@ pv4_row_3:
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	ADDQ         $0x00000080, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_9
+	MOVQ         R9, R11
+	SUBQ         200(SP), R11
+	SUBQ         200(SP), R11
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+
+pf_nofar_9:
+	ADDQ $0x00000080, R9
 
 pf_skip_44:
 	ADDQ $0x04, BX
@@ -7871,7 +7958,18 @@ pv4_row_4:
 	PREFETCHT0   64(R11)
 	PREFETCHT0   128(R11)
 	PREFETCHT0   192(R11)
-	ADDQ         $0x00000100, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_10
+	MOVQ         R9, R11
+	SUBQ         200(SP), R11
+	SUBQ         200(SP), R11
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+
+pf_nofar_10:
+	ADDQ $0x00000100, R9
 
 pf_skip_45:
 	ADDQ $0x04, BX
@@ -7952,7 +8050,18 @@ pv4_row_5:
 	PREFETCHT0   64(R11)
 	PREFETCHT0   128(R11)
 	PREFETCHT0   192(R11)
-	ADDQ         $0x00000100, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_11
+	MOVQ         R9, R11
+	SUBQ         200(SP), R11
+	SUBQ         200(SP), R11
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+
+pf_nofar_11:
+	ADDQ $0x00000100, R9
 
 pf_skip_46:
 	ADDQ $0x04, BX
@@ -8016,7 +8125,18 @@ pv4_row_6:
 	PREFETCHT0   64(R11)
 	PREFETCHT0   128(R11)
 	PREFETCHT0   192(R11)
-	ADDQ         $0x00000100, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_12
+	MOVQ         R9, R11
+	SUBQ         200(SP), R11
+	SUBQ         200(SP), R11
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+
+pf_nofar_12:
+	ADDQ $0x00000100, R9
 
 pf_skip_47:
 	ADDQ $0x04, BX
@@ -13812,7 +13932,16 @@ scores4_chunk2_3:
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
-	ADDQ        $0x00000080, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_13
+	MOVQ        R9, R10
+	SUBQ        200(SP), R10
+	SUBQ        200(SP), R10
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+
+pf_nofar_13:
+	ADDQ $0x00000080, R9
 
 pf_skip_80:
 	VMOVUPS     64(DX)(CX*2), Z22
@@ -13845,7 +13974,16 @@ pf_skip_80:
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
-	ADDQ        $0x00000080, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_14
+	MOVQ        R9, R10
+	SUBQ        200(SP), R10
+	SUBQ        200(SP), R10
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+
+pf_nofar_14:
+	ADDQ $0x00000080, R9
 
 pf_skip_81:
 	ADDQ $0x00000040, CX
@@ -13885,7 +14023,16 @@ scores4_odd_3:
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
-	ADDQ        $0x00000080, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_15
+	MOVQ        R9, CX
+	SUBQ        200(SP), CX
+	SUBQ        200(SP), CX
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+
+pf_nofar_15:
+	ADDQ $0x00000080, R9
 
 pf_skip_82:
 scores4_chunks_3:
@@ -14218,7 +14365,18 @@ scores4_chunk2_4:
 	PREFETCHT0  64(R10)
 	PREFETCHT0  128(R10)
 	PREFETCHT0  192(R10)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_16
+	MOVQ        R9, R10
+	SUBQ        200(SP), R10
+	SUBQ        200(SP), R10
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	PREFETCHT1  128(R10)
+	PREFETCHT1  192(R10)
+
+pf_nofar_16:
+	ADDQ $0x00000100, R9
 
 pf_skip_83:
 	VMOVUPS     64(DX)(CX*2), Z22
@@ -14253,7 +14411,18 @@ pf_skip_83:
 	PREFETCHT0  64(R10)
 	PREFETCHT0  128(R10)
 	PREFETCHT0  192(R10)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_17
+	MOVQ        R9, R10
+	SUBQ        200(SP), R10
+	SUBQ        200(SP), R10
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	PREFETCHT1  128(R10)
+	PREFETCHT1  192(R10)
+
+pf_nofar_17:
+	ADDQ $0x00000100, R9
 
 pf_skip_84:
 	ADDQ $0x00000040, CX
@@ -14295,7 +14464,18 @@ scores4_odd_4:
 	PREFETCHT0  64(CX)
 	PREFETCHT0  128(CX)
 	PREFETCHT0  192(CX)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_18
+	MOVQ        R9, CX
+	SUBQ        200(SP), CX
+	SUBQ        200(SP), CX
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
+
+pf_nofar_18:
+	ADDQ $0x00000100, R9
 
 pf_skip_85:
 scores4_chunks_4:
@@ -16823,7 +17003,16 @@ pv4_row_7:
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	ADDQ         $0x00000080, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_19
+	MOVQ         R9, R11
+	SUBQ         200(SP), R11
+	SUBQ         200(SP), R11
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+
+pf_nofar_19:
+	ADDQ $0x00000080, R9
 
 pf_skip_101:
 	ADDQ $0x04, BX
@@ -16903,7 +17092,16 @@ pv4_row_8:
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	ADDQ         $0x00000080, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_20
+	MOVQ         R9, R11
+	SUBQ         200(SP), R11
+	SUBQ         200(SP), R11
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+
+pf_nofar_20:
+	ADDQ $0x00000080, R9
 
 pf_skip_102:
 	ADDQ $0x04, BX
@@ -16966,7 +17164,16 @@ pv4_row_9:
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	ADDQ         $0x00000080, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_21
+	MOVQ         R9, R11
+	SUBQ         200(SP), R11
+	SUBQ         200(SP), R11
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+
+pf_nofar_21:
+	ADDQ $0x00000080, R9
 
 pf_skip_103:
 	ADDQ $0x04, BX
@@ -17099,7 +17306,18 @@ pv4_row_10:
 	PREFETCHT0   64(R11)
 	PREFETCHT0   128(R11)
 	PREFETCHT0   192(R11)
-	ADDQ         $0x00000100, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_22
+	MOVQ         R9, R11
+	SUBQ         200(SP), R11
+	SUBQ         200(SP), R11
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+
+pf_nofar_22:
+	ADDQ $0x00000100, R9
 
 pf_skip_104:
 	ADDQ $0x04, BX
@@ -17181,7 +17399,18 @@ pv4_row_11:
 	PREFETCHT0   64(R11)
 	PREFETCHT0   128(R11)
 	PREFETCHT0   192(R11)
-	ADDQ         $0x00000100, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_23
+	MOVQ         R9, R11
+	SUBQ         200(SP), R11
+	SUBQ         200(SP), R11
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+
+pf_nofar_23:
+	ADDQ $0x00000100, R9
 
 pf_skip_105:
 	ADDQ $0x04, BX
@@ -17246,7 +17475,18 @@ pv4_row_12:
 	PREFETCHT0   64(R11)
 	PREFETCHT0   128(R11)
 	PREFETCHT0   192(R11)
-	ADDQ         $0x00000100, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_24
+	MOVQ         R9, R11
+	SUBQ         200(SP), R11
+	SUBQ         200(SP), R11
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+
+pf_nofar_24:
+	ADDQ $0x00000100, R9
 
 pf_skip_106:
 	ADDQ $0x04, BX

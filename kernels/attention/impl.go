@@ -36,6 +36,10 @@ const (
 	// one. Not a path a CPU chooses: each call sets it from its Exp
 	// (withExp), so that one asm kernel serves both.
 	modeFastExp
+	// modeFar: the AVX-512 head-major quads' near prefetch (into L1, the
+	// tile the next phase reads) with a far one beside it (into L2, two
+	// tiles beyond the near cursor): the generator's farQuads, wideOn.
+	modeFar
 )
 
 // String names the paths in m, for test failures and listings.
@@ -50,9 +54,14 @@ func (m flashMode) String() string {
 		s += ", narrow sets"
 	}
 	if m&modePaced != 0 {
-		return s + ", paced quads"
+		s += ", paced quads"
+	} else {
+		s += ", quads at four lines"
 	}
-	return s + ", quads at four lines"
+	if m&modeFar != 0 {
+		return s + ", near and far"
+	}
+	return s + ", near alone"
 }
 
 // naiveFunc runs the materialized decode for one query head.

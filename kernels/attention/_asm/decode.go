@@ -863,12 +863,46 @@ func (t tier) wideLines() int {
 // four, 4 rounds): from DRAM 0.92 (0.75–1.01; 72 % of the read to 76 %),
 // in L3 (ctx 1024 and 4096) 0.95 (rounds 0.92–0.95 and a noisy 1.26); an
 // earlier set of 3 rounds, its points mostly unstable, had 1.11–1.18 from
-// DRAM. 32:8 from DRAM 1.04: its single quad keeps four. Not kept: the
-// far T1 stream (prefetcher) back beside the paced near one, a line of
-// the region ahead for each near line (f16, Xeon, 3 rounds): from DRAM
-// 32:8 0.93 (78 % of the read to 81 %) but 64:8 (the wide sets) 1.07;
-// the quads alone so, in L3 1.01 at ctx 1024 and 1.15 at ctx 4096.
+// DRAM. 32:8 from DRAM 1.04: its single quad keeps four. A far T1
+// stream beside the near one: farQuads.
 const pacedLines = 2
+
+// farQuads reports whether t's quads have a far stream beside their near
+// one (prefetcher.far), taken where the caller asks (the mode argument's
+// modeFar bit; wideOn in decode_amd64.go: Intel): the head-major quads,
+// whose steps are near. Each near step then also PREFETCHT1s as many
+// lines farTiles tiles beyond its cursor: during the scores the V of the
+// tile three on, during P·V the K four on (the cursor itself runs a tile
+// ahead of near).
+//
+// On the Xeon of wide (one thread, AVX-512, 32:8 unless said, in one
+// process with modeFar flipped between calls, 9 rounds, median time
+// without it over with it): from DRAM (ctx 32768, copies rotated past
+// 1.2 GB) hd 128 f32 1.03–1.04, f16 1.03–1.07; at tile_k 32 (the
+// window's other tile) f32 1.08–1.09, f16 1.09–1.11; hd 64 f32 1.12 (f16
+// 0.99), hd 256 f32 1.04, f16 1.10; 128:8 f32 (four quads, compute-bound)
+// 0.97. In cache it costs: ctx 4096 (in L3) 0.97, ctx 1024 f32 0.93 (f16
+// 1.00). Sweeps alternated from DRAM (4 rounds): see the commit.
+// farTiles 3 and 4 were as 2 (f32 1.03–1.04, f16 0.97–1.07, tile_k 32
+// 1.08–1.10), a fixed 16 or 32 KB beyond the cursor the same; the cursor
+// itself (one tile beyond near: f32 1.03, f16 0.98–0.99) or one tile
+// beyond it (f32 1.01, f16 1.04) less.
+//
+// The reason it pays, in a scratch loop (Go assembly outside the repo,
+// Xeon, two 256 MB regions read in tiles of 8 or 16 KB, K then V, each
+// 64 bytes widened (f16) and multiplied into the accumulators of 4 or 8
+// heads, against a plain read of both regions): with no software
+// prefetch it read at 0.45–0.70 of the plain read, with near alone (as
+// the kernel's) 0.85–0.98, with near and a far T1 stream two tiles on
+// 1.00–1.09. An earlier trial in the kernel, the far lines at the cursor
+// itself (f16, sweeps alternated, 3 rounds), had measured from DRAM 32:8
+// 0.93 of near alone's time but the wide sets 1.07 and in L3 at ctx 4096
+// 1.15: the wide sets take no far stream.
+func farQuads(t tier) bool { return !t.pos }
+
+// farTiles is how many tiles beyond the near cursor a far step reaches
+// (farQuads).
+const farTiles = 2
 
 // The flash kernels' mode bits (flashMode in the Go package).
 const (
@@ -876,6 +910,7 @@ const (
 	modeWide
 	modePaced
 	modeFastExp
+	modeFar
 )
 
 // headAt addresses head h's item (h < 8) at disp, the heads' items idx
@@ -1109,6 +1144,10 @@ type prefetcher struct {
 	// scores, the next tile's K during the softmax and P·V.
 	near    bool
 	nearOff Mem
+	// far (set while the AVX-512 head-major quads are emitted): where
+	// the mode argument has modeFar, a near step also PREFETCHT1s as many
+	// lines farTiles tiles beyond cur (farQuads).
+	far bool
 }
 
 // With near set a step issues the near lines alone: no T1 ahead of them.
@@ -1172,6 +1211,8 @@ type prefetcher struct {
 // One line in four: from DRAM 0.88–0.96 for 32:8, 0.96–1.06 for 64:8.
 // Not kept: no target from DRAM came within reach with it, and f32 64:8
 // in L3, at 65 % of its bound there, would have fallen below its 60.
+// Two tiles farther on it pays from DRAM at a smaller cost in cache: the
+// quads take that there (farQuads).
 
 // hold moves the prefetcher's cursor (and countdown) into registers for
 // the loops that follow, until release; a nil prefetcher holds nothing.
@@ -1230,6 +1271,20 @@ func (p *prefetcher) stepN(lines int) {
 		ADDQ(p.curReg, n)
 		for l := range lines {
 			PREFETCHT0(Mem{Base: n, Disp: 64 * l})
+		}
+		if p.far {
+			noFar := NewLabel("pf_nofar")
+			TESTQ(U32(modeFar), paramAddr("mode"))
+			JZ(LabelRef(noFar))
+			f := GP64() // cur + farTiles·ahead (nearOff = −ahead)
+			MOVQ(p.curReg, f)
+			for range farTiles {
+				SUBQ(p.nearOff, f)
+			}
+			for l := range lines {
+				PREFETCHT1(Mem{Base: f, Disp: 64 * l})
+			}
+			Label(noFar)
 		}
 	} else {
 		for l := range lines {
@@ -2022,6 +2077,7 @@ func (t tier) flashDecode() {
 			Label(noWide)
 		}
 		if quad != nil && t.W == 16 && !t.kv.q8 { // scores4 and pv4: AVX-512, f32 and f16
+			pfV.far, pfK.far = farQuads(t), farQuads(t)
 			skip := NewLabel(name + "_noquads")
 			if quadMax > 0 {
 				CMPQ(lRL, U32(quadMax))
@@ -2042,6 +2098,7 @@ func (t tier) flashDecode() {
 			}
 			loop(4, func() { quad(prefetchLines) })
 			Label(skip)
+			pfV.far, pfK.far = false, false
 		}
 		if pair != nil {
 			loop(2, pair)
