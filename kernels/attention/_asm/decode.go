@@ -897,7 +897,10 @@ const pacedLines = 2
 // 1.00–1.09. An earlier trial in the kernel, the far lines at the cursor
 // itself (f16, sweeps alternated, 3 rounds), had measured from DRAM 32:8
 // 0.93 of near alone's time but the wide sets 1.07 and in L3 at ctx 4096
-// 1.15: the wide sets take no far stream.
+// 1.15. The wide sets take none: AVX-512's octs with it (64:8, in one
+// process as above) from DRAM f32 1.01 and 1.04 (tile_k 32), f16 0.96
+// and 0.99, in L3 f32 0.93–0.94, f16 0.99; AVX2's sets of four (f16,
+// near stream spread, 32:8 and 64:8) from DRAM 0.96–0.98, in L3 0.96.
 func farQuads(t tier) bool { return !t.pos }
 
 // farTiles is how many tiles beyond the near cursor a far step reaches
