@@ -59,9 +59,9 @@ func (m flashMode) String() string {
 		s += ", quads at four lines"
 	}
 	if m&modeFar != 0 {
-		return s + ", near and far"
+		return s + " with a far stream"
 	}
-	return s + ", near alone"
+	return s
 }
 
 // naiveFunc runs the materialized decode for one query head.
