@@ -4788,11 +4788,11 @@ scores4_chunk2_1:
 	PREFETCHT0  64(R10)
 	TESTQ       $0x00000010, mode+104(FP)
 	JZ          pf_nofar_1
-	MOVQ        R9, R10
-	SUBQ        200(SP), R10
-	SUBQ        200(SP), R10
-	PREFETCHT1  (R10)
-	PREFETCHT1  64(R10)
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+	PREFETCHT1  64(R11)
 
 pf_nofar_1:
 	ADDQ $0x00000080, R9
@@ -4830,11 +4830,11 @@ pf_skip_21:
 	PREFETCHT0  64(R10)
 	TESTQ       $0x00000010, mode+104(FP)
 	JZ          pf_nofar_2
-	MOVQ        R9, R10
-	SUBQ        200(SP), R10
-	SUBQ        200(SP), R10
-	PREFETCHT1  (R10)
-	PREFETCHT1  64(R10)
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+	PREFETCHT1  64(R11)
 
 pf_nofar_2:
 	ADDQ $0x00000080, R9
@@ -4879,11 +4879,11 @@ scores4_odd_1:
 	PREFETCHT0  64(CX)
 	TESTQ       $0x00000010, mode+104(FP)
 	JZ          pf_nofar_3
-	MOVQ        R9, CX
-	SUBQ        200(SP), CX
-	SUBQ        200(SP), CX
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
+	MOVQ        R9, DX
+	SUBQ        CX, DX
+	LEAQ        (R9)(DX*2), DX
+	PREFETCHT1  (DX)
+	PREFETCHT1  64(DX)
 
 pf_nofar_3:
 	ADDQ $0x00000080, R9
@@ -5213,13 +5213,13 @@ scores4_chunk2_2:
 	PREFETCHT0  192(R10)
 	TESTQ       $0x00000010, mode+104(FP)
 	JZ          pf_nofar_4
-	MOVQ        R9, R10
-	SUBQ        200(SP), R10
-	SUBQ        200(SP), R10
-	PREFETCHT1  (R10)
-	PREFETCHT1  64(R10)
-	PREFETCHT1  128(R10)
-	PREFETCHT1  192(R10)
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+	PREFETCHT1  64(R11)
+	PREFETCHT1  128(R11)
+	PREFETCHT1  192(R11)
 
 pf_nofar_4:
 	ADDQ $0x00000100, R9
@@ -5259,13 +5259,13 @@ pf_skip_24:
 	PREFETCHT0  192(R10)
 	TESTQ       $0x00000010, mode+104(FP)
 	JZ          pf_nofar_5
-	MOVQ        R9, R10
-	SUBQ        200(SP), R10
-	SUBQ        200(SP), R10
-	PREFETCHT1  (R10)
-	PREFETCHT1  64(R10)
-	PREFETCHT1  128(R10)
-	PREFETCHT1  192(R10)
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+	PREFETCHT1  64(R11)
+	PREFETCHT1  128(R11)
+	PREFETCHT1  192(R11)
 
 pf_nofar_5:
 	ADDQ $0x00000100, R9
@@ -5312,13 +5312,13 @@ scores4_odd_2:
 	PREFETCHT0  192(CX)
 	TESTQ       $0x00000010, mode+104(FP)
 	JZ          pf_nofar_6
-	MOVQ        R9, CX
-	SUBQ        200(SP), CX
-	SUBQ        200(SP), CX
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
+	MOVQ        R9, DX
+	SUBQ        CX, DX
+	LEAQ        (R9)(DX*2), DX
+	PREFETCHT1  (DX)
+	PREFETCHT1  64(DX)
+	PREFETCHT1  128(DX)
+	PREFETCHT1  192(DX)
 
 pf_nofar_6:
 	ADDQ $0x00000100, R9
@@ -7660,11 +7660,11 @@ pv4_row_1:
 	PREFETCHT0   64(R11)
 	TESTQ        $0x00000010, mode+104(FP)
 	JZ           pf_nofar_7
-	MOVQ         R9, R11
-	SUBQ         200(SP), R11
-	SUBQ         200(SP), R11
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
 
 pf_nofar_7:
 	ADDQ $0x00000080, R9
@@ -7748,11 +7748,11 @@ pv4_row_2:
 	PREFETCHT0   64(R11)
 	TESTQ        $0x00000010, mode+104(FP)
 	JZ           pf_nofar_8
-	MOVQ         R9, R11
-	SUBQ         200(SP), R11
-	SUBQ         200(SP), R11
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
 
 pf_nofar_8:
 	ADDQ $0x00000080, R9
@@ -7819,11 +7819,11 @@ pv4_row_3:
 	PREFETCHT0   64(R11)
 	TESTQ        $0x00000010, mode+104(FP)
 	JZ           pf_nofar_9
-	MOVQ         R9, R11
-	SUBQ         200(SP), R11
-	SUBQ         200(SP), R11
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
 
 pf_nofar_9:
 	ADDQ $0x00000080, R9
@@ -7960,13 +7960,13 @@ pv4_row_4:
 	PREFETCHT0   192(R11)
 	TESTQ        $0x00000010, mode+104(FP)
 	JZ           pf_nofar_10
-	MOVQ         R9, R11
-	SUBQ         200(SP), R11
-	SUBQ         200(SP), R11
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
-	PREFETCHT1   128(R11)
-	PREFETCHT1   192(R11)
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
 
 pf_nofar_10:
 	ADDQ $0x00000100, R9
@@ -8052,13 +8052,13 @@ pv4_row_5:
 	PREFETCHT0   192(R11)
 	TESTQ        $0x00000010, mode+104(FP)
 	JZ           pf_nofar_11
-	MOVQ         R9, R11
-	SUBQ         200(SP), R11
-	SUBQ         200(SP), R11
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
-	PREFETCHT1   128(R11)
-	PREFETCHT1   192(R11)
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
 
 pf_nofar_11:
 	ADDQ $0x00000100, R9
@@ -8127,13 +8127,13 @@ pv4_row_6:
 	PREFETCHT0   192(R11)
 	TESTQ        $0x00000010, mode+104(FP)
 	JZ           pf_nofar_12
-	MOVQ         R9, R11
-	SUBQ         200(SP), R11
-	SUBQ         200(SP), R11
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
-	PREFETCHT1   128(R11)
-	PREFETCHT1   192(R11)
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
 
 pf_nofar_12:
 	ADDQ $0x00000100, R9
@@ -13934,11 +13934,11 @@ scores4_chunk2_3:
 	PREFETCHT0  64(R10)
 	TESTQ       $0x00000010, mode+104(FP)
 	JZ          pf_nofar_13
-	MOVQ        R9, R10
-	SUBQ        200(SP), R10
-	SUBQ        200(SP), R10
-	PREFETCHT1  (R10)
-	PREFETCHT1  64(R10)
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+	PREFETCHT1  64(R11)
 
 pf_nofar_13:
 	ADDQ $0x00000080, R9
@@ -13976,11 +13976,11 @@ pf_skip_80:
 	PREFETCHT0  64(R10)
 	TESTQ       $0x00000010, mode+104(FP)
 	JZ          pf_nofar_14
-	MOVQ        R9, R10
-	SUBQ        200(SP), R10
-	SUBQ        200(SP), R10
-	PREFETCHT1  (R10)
-	PREFETCHT1  64(R10)
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+	PREFETCHT1  64(R11)
 
 pf_nofar_14:
 	ADDQ $0x00000080, R9
@@ -14025,11 +14025,11 @@ scores4_odd_3:
 	PREFETCHT0  64(CX)
 	TESTQ       $0x00000010, mode+104(FP)
 	JZ          pf_nofar_15
-	MOVQ        R9, CX
-	SUBQ        200(SP), CX
-	SUBQ        200(SP), CX
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
+	MOVQ        R9, DX
+	SUBQ        CX, DX
+	LEAQ        (R9)(DX*2), DX
+	PREFETCHT1  (DX)
+	PREFETCHT1  64(DX)
 
 pf_nofar_15:
 	ADDQ $0x00000080, R9
@@ -14367,13 +14367,13 @@ scores4_chunk2_4:
 	PREFETCHT0  192(R10)
 	TESTQ       $0x00000010, mode+104(FP)
 	JZ          pf_nofar_16
-	MOVQ        R9, R10
-	SUBQ        200(SP), R10
-	SUBQ        200(SP), R10
-	PREFETCHT1  (R10)
-	PREFETCHT1  64(R10)
-	PREFETCHT1  128(R10)
-	PREFETCHT1  192(R10)
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+	PREFETCHT1  64(R11)
+	PREFETCHT1  128(R11)
+	PREFETCHT1  192(R11)
 
 pf_nofar_16:
 	ADDQ $0x00000100, R9
@@ -14413,13 +14413,13 @@ pf_skip_83:
 	PREFETCHT0  192(R10)
 	TESTQ       $0x00000010, mode+104(FP)
 	JZ          pf_nofar_17
-	MOVQ        R9, R10
-	SUBQ        200(SP), R10
-	SUBQ        200(SP), R10
-	PREFETCHT1  (R10)
-	PREFETCHT1  64(R10)
-	PREFETCHT1  128(R10)
-	PREFETCHT1  192(R10)
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+	PREFETCHT1  64(R11)
+	PREFETCHT1  128(R11)
+	PREFETCHT1  192(R11)
 
 pf_nofar_17:
 	ADDQ $0x00000100, R9
@@ -14466,13 +14466,13 @@ scores4_odd_4:
 	PREFETCHT0  192(CX)
 	TESTQ       $0x00000010, mode+104(FP)
 	JZ          pf_nofar_18
-	MOVQ        R9, CX
-	SUBQ        200(SP), CX
-	SUBQ        200(SP), CX
-	PREFETCHT1  (CX)
-	PREFETCHT1  64(CX)
-	PREFETCHT1  128(CX)
-	PREFETCHT1  192(CX)
+	MOVQ        R9, DX
+	SUBQ        CX, DX
+	LEAQ        (R9)(DX*2), DX
+	PREFETCHT1  (DX)
+	PREFETCHT1  64(DX)
+	PREFETCHT1  128(DX)
+	PREFETCHT1  192(DX)
 
 pf_nofar_18:
 	ADDQ $0x00000100, R9
@@ -17005,11 +17005,11 @@ pv4_row_7:
 	PREFETCHT0   64(R11)
 	TESTQ        $0x00000010, mode+104(FP)
 	JZ           pf_nofar_19
-	MOVQ         R9, R11
-	SUBQ         200(SP), R11
-	SUBQ         200(SP), R11
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
 
 pf_nofar_19:
 	ADDQ $0x00000080, R9
@@ -17094,11 +17094,11 @@ pv4_row_8:
 	PREFETCHT0   64(R11)
 	TESTQ        $0x00000010, mode+104(FP)
 	JZ           pf_nofar_20
-	MOVQ         R9, R11
-	SUBQ         200(SP), R11
-	SUBQ         200(SP), R11
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
 
 pf_nofar_20:
 	ADDQ $0x00000080, R9
@@ -17166,11 +17166,11 @@ pv4_row_9:
 	PREFETCHT0   64(R11)
 	TESTQ        $0x00000010, mode+104(FP)
 	JZ           pf_nofar_21
-	MOVQ         R9, R11
-	SUBQ         200(SP), R11
-	SUBQ         200(SP), R11
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
 
 pf_nofar_21:
 	ADDQ $0x00000080, R9
@@ -17308,13 +17308,13 @@ pv4_row_10:
 	PREFETCHT0   192(R11)
 	TESTQ        $0x00000010, mode+104(FP)
 	JZ           pf_nofar_22
-	MOVQ         R9, R11
-	SUBQ         200(SP), R11
-	SUBQ         200(SP), R11
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
-	PREFETCHT1   128(R11)
-	PREFETCHT1   192(R11)
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
 
 pf_nofar_22:
 	ADDQ $0x00000100, R9
@@ -17401,13 +17401,13 @@ pv4_row_11:
 	PREFETCHT0   192(R11)
 	TESTQ        $0x00000010, mode+104(FP)
 	JZ           pf_nofar_23
-	MOVQ         R9, R11
-	SUBQ         200(SP), R11
-	SUBQ         200(SP), R11
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
-	PREFETCHT1   128(R11)
-	PREFETCHT1   192(R11)
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
 
 pf_nofar_23:
 	ADDQ $0x00000100, R9
@@ -17477,13 +17477,13 @@ pv4_row_12:
 	PREFETCHT0   192(R11)
 	TESTQ        $0x00000010, mode+104(FP)
 	JZ           pf_nofar_24
-	MOVQ         R9, R11
-	SUBQ         200(SP), R11
-	SUBQ         200(SP), R11
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
-	PREFETCHT1   128(R11)
-	PREFETCHT1   192(R11)
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
 
 pf_nofar_24:
 	ADDQ $0x00000100, R9

@@ -904,7 +904,7 @@ const pacedLines = 2
 func farQuads(t tier) bool { return !t.pos }
 
 // farTiles is how many tiles beyond the near cursor a far step reaches
-// (farQuads).
+// (farQuads): an index scale, so 1, 2, 4 or 8.
 const farTiles = 2
 
 // The flash kernels' mode bits (flashMode in the Go package).
@@ -1279,11 +1279,12 @@ func (p *prefetcher) stepN(lines int) {
 			noFar := NewLabel("pf_nofar")
 			TESTQ(U32(modeFar), paramAddr("mode"))
 			JZ(LabelRef(noFar))
-			f := GP64() // cur + farTiles·ahead (nearOff = −ahead)
+			// f = cur + farTiles·ahead, ahead = cur − n (n = cur +
+			// nearOff, the near lines' base, already in a register).
+			f := GP64()
 			MOVQ(p.curReg, f)
-			for range farTiles {
-				SUBQ(p.nearOff, f)
-			}
+			SUBQ(n, f)
+			LEAQ(Mem{Base: p.curReg, Index: f, Scale: farTiles}, f)
 			for l := range lines {
 				PREFETCHT1(Mem{Base: f, Disp: 64 * l})
 			}

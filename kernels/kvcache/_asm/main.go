@@ -24,9 +24,9 @@ func main() {
 	Package("github.com/ckbench/ckbench/kernels/kvcache")
 	ConstraintExpr("!purego")
 	pairedRows("toF16RowsAVX2", true, 8, false)
-	pairedRows("copyRowsAVX2", false, 8, false)
-	pairedRows("toF16RowsAVX512", true, 16, false)
-	pairedRows("copyRowsAVX512", false, 16, false)
+	pairedRows("copyRowsAVX2", false, 8, true)
+	pairedRows("toF16RowsAVX512", true, 16, true)
+	pairedRows("copyRowsAVX512", false, 16, true)
 	pairedRows("toF16LinesAVX2", true, 8, true)
 	vecgen.GenerateAligned() // every function 64-byte aligned
 }
@@ -84,15 +84,19 @@ func main() {
 //     % both); in L3 0.86–0.93 (hd 64 position-major 1.01), to 96–100 %; a
 //     token's append 0.98–1.02. Measured on Intel only, as above.
 //
-// With byLine set (toF16LinesAVX2, a position-major batch-copy's store:
-// rows of d values Hkv rows apart) AVX2 f16 stores a whole line, its four
-// xmm, of K and then of V. On the Xeon (family 6 model 207; sweeps
-// alternated, 3–4 rounds, time over the halves alternating, 8 KV heads,
-// hd 64, 128 and 256, 512 and 4096 tokens) from DRAM 0.72–0.94 (64–91 %
-// of the paired kv-copy to 82–97 %), in L3 0.80–0.93 (77–88 % to 93–98
-// %); but head-major, one long row a head, 1.00 from DRAM and 1.04–1.06
-// in L3, and a token's append 0.65–1.55 (noise), so they keep the halves
-// alternating. Measured on Intel only: an AMD session should A/B it.
+// With byLine set a step stores a whole 64-byte line of K (its two ymm
+// halves, AVX2 f32 and AVX-512 f16; its four xmm, AVX2 f16; one zmm,
+// AVX-512 f32), then of V; otherwise (toF16RowsAVX2) a vector of K, a
+// vector of V, in turn. AVX2 f16 has both: toF16LinesAVX2 (byLine) is a
+// position-major batch-copy's store (rows of d values Hkv rows apart),
+// toF16RowsAVX2 every other f16 store. toF16LinesAVX2 on the Xeon
+// (family 6 model 207; sweeps alternated, 3–4 rounds, time over the
+// halves alternating, 8 KV heads, hd 64, 128 and 256, 512 and 4096
+// tokens) from DRAM 0.72–0.94 (64–91 % of the paired kv-copy to 82–97
+// %), in L3 0.80–0.93 (77–88 % to 93–98 %); but head-major, one long row
+// a head, 1.00 from DRAM and 1.04–1.06 in L3, and a token's append
+// 0.65–1.55 (noise), so they keep the halves alternating. Measured on
+// Intel only: an AMD session should A/B it.
 func pairedRows(name string, f16 bool, w int, byLine bool) {
 	Implement(name)
 	Attributes(NOSPLIT)
@@ -140,16 +144,15 @@ func pairedRows(name string, f16 bool, w int, byLine bool) {
 	TESTQ(n8, n8)
 	JZ(LabelRef(tail))
 	Label(by8)
-	// group: the vectors of K stored back to back before V's (see the doc).
+	// group: the vectors of K stored back to back before V's (see the
+	// doc): byLine, a 64-byte line of the destination; otherwise one.
 	group := 1
-	switch {
-	case byLine:
-		if w != 8 || !f16 {
-			panic(name + ": byLine is AVX2 f16's")
+	if byLine {
+		stored := 4 * w // bytes a vector stores
+		if f16 {
+			stored = 2 * w
 		}
-		group = 4 // AVX2 f16: a line's four xmm
-	case (w == 8) != f16:
-		group = 2 // AVX2 f32, AVX-512 f16: a line's two halves
+		group = 64 / stored
 	}
 	for u := 0; u < unroll; u += group {
 		for _, pp := range streams {
