@@ -65,6 +65,68 @@ func TestTable(t *testing.T) {
 	}
 }
 
+// TestRounds: with rounds, a target's line is the median of the rounds'
+// ok points, their range and how many met it; rounds that are not results
+// are counted out, and a tier with none has no verdict.
+func TestRounds(t *testing.T) {
+	dir := t.TempDir()
+	for i, round := range []map[string]float64{
+		{"avx2": 71, "avx512": 90},
+		{"avx2": 84, "avx512": -1}, // -1: unstable
+		{"avx2": 82, "avx512": -1},
+	} {
+		run, err := results.Create(dir, results.Meta{RunID: roundID("gqa-dram", i+1), Started: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tier := range []string{"avx2", "avx512"} {
+			r := results.NewRecord()
+			r.Family, r.Kernel, r.ISA, r.KV, r.TK, r.H, r.KVH, r.Th, r.Status = "attention", "decode-flash-gqa", tier, "f32", "auto", 64, 8, 1, results.StatusOK
+			pct := round[tier]
+			if pct < 0 {
+				r.Status, pct = results.StatusUnstable, 99
+			}
+			r.PctOfBound, r.PctOfRead = results.Float(pct), results.Float(pct)
+			if err := run.Add(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := run.Close(true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b strings.Builder
+	if err := printTable(&b, dir); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		lines = append(lines, strings.Join(strings.Fields(l), " "))
+	}
+	const dram = "decode-flash-gqa f32 64:8, ctx 32768 --cold (DRAM) ≥ 80 % of bound "
+	for _, want := range []string{
+		dram + "avx2 auto 82 % (71–84) 82 % of read ok met (2 of 3 rounds)",
+		dram + "avx512 auto 90 % 90 % of read ok in 1 of 3 met (1 of 1 rounds)",
+	} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("no line %q in\n%s", want, b.String())
+		}
+	}
+	if got := judge([]*results.Record{{Status: results.StatusUnstable}, {Status: results.StatusUnstable}}, true, 80); got.verdict != "no verdict (no round is a result)" {
+		t.Errorf("no ok round: verdict %q", got.verdict)
+	}
+	two := []*results.Record{{Status: results.StatusOK, PctOfBound: 78}, {Status: results.StatusOK, PctOfBound: 83}}
+	if got := judge(two, true, 80); got.share != "80 % (78–83)" || got.verdict != "met (1 of 2 rounds)" {
+		t.Errorf("two rounds: %+v", got)
+	}
+	if _, err := pickRuns("gqa-l3,nope"); err == nil {
+		t.Error("-runs with an unknown run: no error")
+	}
+	if ids, err := pickRuns("gqa-dram"); err != nil || !slices.Equal(ids, []string{"gqa-dram"}) {
+		t.Errorf("pickRuns(gqa-dram) = %v, %v", ids, err)
+	}
+}
+
 // TestAtClock: a compute-bound point's share of its roof at its own
 // clock is its rate over the roof's FLOPs per cycle (its rate over its
 // FMAs' clock) times that clock; without a clock on either side, none.
