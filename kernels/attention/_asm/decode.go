@@ -901,6 +901,10 @@ const pacedLines = 2
 // process as above) from DRAM f32 1.01 and 1.04 (tile_k 32), f16 0.96
 // and 0.99, in L3 f32 0.93–0.94, f16 0.99; AVX2's sets of four (f16,
 // near stream spread, 32:8 and 64:8) from DRAM 0.96–0.98, in L3 0.96.
+// Measured again with the far base as now (2026-11-29, same method, 9
+// rounds): the octs from DRAM f32 1.03, f16 0.99, in L3 (ctx 1024) f32
+// 0.94, f16 1.00; AVX2's sets of four 0.95–0.98 from DRAM, 0.98 in
+// L3.
 func farQuads(t tier) bool { return !t.pos }
 
 // farTiles is how many tiles beyond the near cursor a far step reaches
@@ -2403,6 +2407,18 @@ func (t tier) flashDecode() {
 	// tile buffer, reduced once at the end, not once a tile) took 0.95–1.01
 	// in one set and 0.98–1.02 in the next (8 and 10 rounds), lone heads
 	// 0.94–1.01. Not kept.
+	//
+	// On the Xeon of wide (family 6 model 207, one thread, hd 128, in one
+	// process with a mode bit flipped between calls, 9 rounds, time with
+	// over without): the wide sets' exps in one loop (softmax(8) on
+	// AVX-512, softmax(4) on AVX2, in eachHead's wide slot, the pairs'
+	// prefetch step as one of n·size lines) took in cache (ctx 256, 1024)
+	// 0.98–1.05, from DRAM (ctx 32768, copies past 1.2 GB) 0.94–1.04: not
+	// kept. This phase left out (timing only) took AVX-512 64:8 0.88 of
+	// the time in L2 (ctx 256, f32) and 0.90–0.92 from DRAM (f32, f16),
+	// AVX2 0.90 and 0.95–0.99: from DRAM its work adds to the stream's
+	// time as in cache, and even without it f32 64:8 read at 10.9 GB/s
+	// (27.1 ms a call to 24.6), about 82 % of that hour's kv-read.
 	//
 	// rescale(k) updates head h+k's running max from its tile max: where
 	// it grew, c = exp(m_old − m_new) (0 on the first tile, where m_old
