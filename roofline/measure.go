@@ -78,6 +78,36 @@ func (c *Compute) flagPorts() {
 	}
 }
 
+// RateSlackPct is how far an fp32-fma rate may read below what its share
+// of the FMA units at its clock implies before it is flagged (flagRate).
+const RateSlackPct = 20
+
+// flagRate notes an fp32-fma rate well below what fmaShare's share of
+// the units at the clock under load implies (PctOfPorts × lanes × 2 FLOP
+// × LoadGHz a thread): the rate's own passes ran while the host took the
+// core's FMA units or its time (a busy sibling thread, a neighbour), so a
+// bound on this roof reads high. On a 2-vCPU Xeon guest (family 6 model
+// 207) AVX2's rate read 31.7 GFLOP/s in both quick passes, its share 77 %
+// of the units at 2.47 GHz (61 GFLOP/s), against 70–74 GFLOP/s in the
+// runs before and after: grouped decode points then read 120–170 % of it.
+func (c *Compute) flagRate() {
+	if implied, slowed := c.RateSlowed(); slowed {
+		c.Note = joinNote(c.Note, fmt.Sprintf("%.1f GFLOP/s is %.0f%% of what its %.0f%% of %s at %.2f GHz implies (%.1f): the host slowed this rate's passes, so bounds on it read high; measure again",
+			c.Value, 100*c.Value/implied, c.PctOfPorts, c.FMA, c.LoadGHz, implied))
+	}
+}
+
+// RateSlowed reports whether c, an fp32-fma rate, reads more than
+// RateSlackPct below what its share of the FMA units at its clock implies
+// (flagRate), and that implied rate.
+func (c Compute) RateSlowed() (implied float64, slowed bool) {
+	if c.Kind != "fp32-fma" || c.FMA == nil || c.PctOfPorts <= 0 || c.LoadGHz <= 0 || c.Threads < 1 {
+		return 0, false
+	}
+	implied = c.PctOfPorts / 100 * float64(c.FMA.Lanes) * 2 * c.LoadGHz * float64(c.Threads)
+	return implied, c.Value < (1-RateSlackPct/100.0)*implied
+}
+
 // fmaShare measures, on every CPU of set at once, the share of its FMA
 // units u that tier t's FMA kernel uses at the clock it runs at, and that
 // clock in core cycles per TSC tick. Each call runs the FMA kernel and the
@@ -562,6 +592,7 @@ func bestOf(passes []*Roofline) *Roofline {
 		r.Compute[i].Stat.PassSpreadPct = pct
 		r.MaxPassSpreadPct = max(r.MaxPassSpreadPct, pct)
 		r.Compute[i].LoadGHz = load
+		r.Compute[i].flagRate()
 	}
 	// The last pass has every curve; the others only the read curves.
 	r.Bandwidth = passes[len(passes)-1].Bandwidth

@@ -431,7 +431,26 @@ func printTable(w io.Writer, dir string) error {
 			continue
 		}
 		for _, tier := range tiers {
-			j := judge(byTier[tier], t.bound, t.min)
+			// A point bound by its tier's compute roof is judged by that
+			// roof: where the roofline measured the roof slow (its rate
+			// well below what its share of the FMA units at its clock
+			// implies), or the point ran above it at its own clock, the
+			// share is the roof's measurement, not the kernel's.
+			noResult := func(r *results.Record) string {
+				if !t.bound || memoryBound(roof, r) {
+					return ""
+				}
+				if c, ok := roof.Ceiling("fp32-fma", isa.Tier(r.ISA), r.Th); ok && computeCeiling(roof, r).Kind == "fp32-fma" {
+					if _, slowed := c.RateSlowed(); slowed {
+						return "its bound, the tier's FMA roof, was measured slow (the warning above): measure again"
+					}
+				}
+				if share, _, ok := atClock(roof, r); ok && share > results.AboveBoundPct {
+					return "above its tier's FMA roof at its own clock: the roofline's pass ran slow, measure again"
+				}
+				return ""
+			}
+			j := judge(byTier[tier], t.bound, t.min, noResult)
 			r := j.rep
 			of := "read"
 			if t.bound {
@@ -474,8 +493,9 @@ type judgement struct {
 // as it is). Of several, the ok points with a share are the result: the
 // share cell is their median with its range, the verdict the median's,
 // with how many rounds met the target; the point shown is the ok point
-// nearest the median. With no ok point there is no verdict.
-func judge(rounds []*results.Record, bound bool, min float64) judgement {
+// nearest the median. With no ok point there is no verdict. A point
+// noResult gives a reason for is no result either, whatever its status.
+func judge(rounds []*results.Record, bound bool, min float64, noResult func(*results.Record) string) judgement {
 	shareOf := func(r *results.Record) results.Float {
 		if bound {
 			return r.PctOfBound
@@ -488,16 +508,28 @@ func judge(rounds []*results.Record, bound bool, min float64) judgement {
 		if s := shareOf(r); s.Valid() {
 			j.share = fmt.Sprintf("%.0f %%", float64(s))
 		}
+		if why := noResult(r); r.Status == results.StatusOK && why != "" {
+			j.verdict = "no verdict: " + why
+		}
 		return j
 	}
 	var ok []*results.Record
+	above, why := 0, ""
 	for _, r := range rounds {
+		if w := noResult(r); r.Status == results.StatusOK && w != "" {
+			above, why = above+1, w
+			continue
+		}
 		if r.Status == results.StatusOK && shareOf(r).Valid() {
 			ok = append(ok, r)
 		}
 	}
 	if len(ok) == 0 {
-		return judgement{share: "-", status: fmt.Sprintf("ok in 0 of %d", len(rounds)), verdict: "no verdict (no round is a result)", rep: rounds[0]}
+		j := judgement{share: "-", status: fmt.Sprintf("ok in 0 of %d", len(rounds)), verdict: "no verdict (no round is a result)", rep: rounds[0]}
+		if above > 0 {
+			j.verdict = fmt.Sprintf("no verdict (no round is a result; %d of them: %s)", above, why)
+		}
+		return j
 	}
 	slices.SortFunc(ok, func(a, b *results.Record) int { return cmp.Compare(shareOf(a), shareOf(b)) })
 	n := len(ok)
@@ -613,7 +645,13 @@ func printCeilings(w io.Writer, r *roofline.Roofline) {
 			cs = append(cs, fmt.Sprintf("read %s %.1f GB/s", l.Name, l.GBs))
 		}
 	}
-	fmt.Fprintf(w, "roofline (1 thread): %s; its passes spread up to %.0f %%\n\n", strings.Join(cs, ", "), r.MaxPassSpreadPct)
+	fmt.Fprintf(w, "roofline (1 thread): %s; its passes spread up to %.0f %%\n", strings.Join(cs, ", "), r.MaxPassSpreadPct)
+	for _, x := range r.Compute {
+		if implied, slowed := x.RateSlowed(); slowed && x.Threads == 1 {
+			fmt.Fprintf(w, "warning: fp32-fma %s %.1f GFLOP/s is %.0f %% of what its share of the FMA units at its clock implies (%.1f): the host slowed it; targets bound by it get no verdict\n", x.Tier, x.Value, 100*x.Value/implied, implied)
+		}
+	}
+	fmt.Fprintln(w)
 }
 
 // loadRoofline reads dir's roofline, or nil where the folder has none (not

@@ -112,12 +112,29 @@ func TestRounds(t *testing.T) {
 			t.Errorf("no line %q in\n%s", want, b.String())
 		}
 	}
-	if got := judge([]*results.Record{{Status: results.StatusUnstable}, {Status: results.StatusUnstable}}, true, 80); got.verdict != "no verdict (no round is a result)" {
+	if got := judge([]*results.Record{{Status: results.StatusUnstable}, {Status: results.StatusUnstable}}, true, 80, noneAbove); got.verdict != "no verdict (no round is a result)" {
 		t.Errorf("no ok round: verdict %q", got.verdict)
 	}
 	two := []*results.Record{{Status: results.StatusOK, PctOfBound: 78}, {Status: results.StatusOK, PctOfBound: 83}}
-	if got := judge(two, true, 80); got.share != "80 % (78–83)" || got.verdict != "met (1 of 2 rounds)" {
+	if got := judge(two, true, 80, noneAbove); got.share != "80 % (78–83)" || got.verdict != "met (1 of 2 rounds)" {
 		t.Errorf("two rounds: %+v", got)
+	}
+	// A round above its roof at its clock counts out like an unstable one.
+	above := func(r *results.Record) string {
+		if r.PctOfBound > 90 {
+			return "above its roof"
+		}
+		return ""
+	}
+	three := []*results.Record{{Status: results.StatusOK, PctOfBound: 78}, {Status: results.StatusOK, PctOfBound: 83}, {Status: results.StatusOK, PctOfBound: 101}}
+	if got := judge(three, true, 80, above); got.share != "80 % (78–83)" || got.status != "ok in 2 of 3" {
+		t.Errorf("a round above its roof: %+v", got)
+	}
+	if got := judge(three[2:], true, 80, above); got.verdict != "no verdict: above its roof" {
+		t.Errorf("one round above its roof: verdict %q", got.verdict)
+	}
+	if got := judge([]*results.Record{three[2], three[2]}, true, 80, above); got.verdict != "no verdict (no round is a result; 2 of them: above its roof)" {
+		t.Errorf("every round above its roof: verdict %q", got.verdict)
 	}
 	if _, err := pickRuns("gqa-l3,nope"); err == nil {
 		t.Error("-runs with an unknown run: no error")
@@ -126,6 +143,8 @@ func TestRounds(t *testing.T) {
 		t.Errorf("pickRuns(gqa-dram) = %v, %v", ids, err)
 	}
 }
+
+func noneAbove(*results.Record) string { return "" }
 
 // TestAtClock: a compute-bound point's share of its roof at its own
 // clock is its rate over the roof's FLOPs per cycle (its rate over its
