@@ -221,6 +221,19 @@ func (r *Roofline) UnusableLevels() []string {
 	return notes
 }
 
+// SlowedRoofs names the fp32-fma ceilings measured well below what their
+// share of the FMA units at their clock implies (Compute.RateSlowed): a
+// point bound by one reads a share of it that is too high.
+func (r *Roofline) SlowedRoofs() []string {
+	var notes []string
+	for _, c := range r.Compute {
+		if implied, slowed := c.RateSlowed(); slowed {
+			notes = append(notes, fmt.Sprintf("roofline fp32-fma %s (%d thread(s)) read %.1f GFLOP/s, %.0f %% of what its share of the FMA units at its clock implies (%.1f): the host slowed it, so %% of bound reads high on the points it bounds; measure the roofline again", c.Tier, c.Threads, c.Value, 100*c.Value/implied, implied))
+		}
+	}
+	return notes
+}
+
 // Validate refuses a roofline whose ceilings cannot bound anything: a
 // level or compute ceiling that is zero, negative or not a number.
 func (r *Roofline) Validate() error {

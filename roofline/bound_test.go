@@ -337,9 +337,12 @@ func TestBestOfLoadClock(t *testing.T) {
 	// A rate far below its share of the units at its clock: the rate's
 	// passes were slowed (the Xeon's AVX2 of 2026-11-29: 31.7 GFLOP/s at
 	// 77 % of 16 lanes at 2.47 GHz, 61 GFLOP/s).
-	slow := bestOf([]*Roofline{pass(31.7, 2.47, 77.2), pass(31.2, 2.46, 77.0)}).Compute[0]
-	if !strings.Contains(slow.Note, "the host slowed this rate's passes") {
+	sr := bestOf([]*Roofline{pass(31.7, 2.47, 77.2), pass(31.2, 2.46, 77.0)})
+	if slow := sr.Compute[0]; !strings.Contains(slow.Note, "the host slowed this rate's passes") {
 		t.Fatalf("a slowed rate is not flagged: %+v", slow)
+	}
+	if notes := sr.SlowedRoofs(); len(notes) != 1 || !strings.Contains(notes[0], "fp32-fma avx2 (1 thread(s)) read 31.7 GFLOP/s") {
+		t.Fatalf("SlowedRoofs: %q", notes)
 	}
 	if ok := bestOf([]*Roofline{pass(61, 2.47, 77.2)}).Compute[0]; ok.Note != "" {
 		t.Fatalf("a rate its share implies is flagged: %+v", ok)
