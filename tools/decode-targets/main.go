@@ -78,6 +78,7 @@ type sweep struct {
 var sweeps = []sweep{
 	{"lone-l3", strings.Fields("sweep attention --kernel decode-flash,kv-read --heads 1:1 --ctx 4096 --kv f16,q8_0 --hd 128 --exp fast --min-time 1s")},
 	{"lone-dram", strings.Fields("sweep attention --kernel decode-flash,kv-read --heads 1:1 --ctx 32768 --cold --kv f16,q8_0 --hd 128 --exp fast --min-time 2s")},
+	{"gqa-l2", strings.Fields("sweep attention --kernel decode-flash-gqa --heads 32:8,64:8 --ctx 128 --kv f32,f16 --hd 128 --exp fast --tk auto,32 --min-time 1s")},
 	{"gqa-l3", strings.Fields("sweep attention --kernel decode-flash-gqa,kv-read --heads 32:8,64:8 --ctx 1024 --kv f32,f16 --hd 128 --exp fast --tk auto,32 --min-time 1s")},
 	{"gqa-dram", strings.Fields("sweep attention --kernel decode-flash-gqa,kv-read --heads 32:8,64:8 --ctx 32768 --cold --kv f32,f16 --hd 128 --exp fast --tk auto,32 --min-time 2s")},
 	{"stores-l3", strings.Fields("sweep kvcache --kernel append,batch-copy,kv-copy --kv f32,f16,q8_0 --hd 128 --heads 8 --ctx 4096 --tokens 512 --layout head,pos")},
@@ -466,6 +467,16 @@ func printTable(w io.Writer, dir string) error {
 				// at this read rate: not possible here, whatever the kernel.
 				v += fmt.Sprintf("; not possible here: %s allows %.0f %%", ceiling, max)
 			}
+			if l2, ok := l2Rate(runs["gqa-l2"], t, tier); ok && t.bound && strings.HasPrefix(v, "not met") && r.BoundGFlops.Valid() {
+				// Whether the kernel's own arithmetic could meet it: its
+				// rate with the cache in L2, where it waits on no memory.
+				need := t.min / 100 * float64(r.BoundGFlops)
+				if l2 < need {
+					v += fmt.Sprintf("; beyond this kernel here: it needs %.0f GFLOP/s, and with its KV in L2 runs %.0f", need, l2)
+				} else {
+					v += fmt.Sprintf("; it needs %.0f GFLOP/s and runs %.0f with its KV in L2: the overlap with memory falls short", need, l2)
+				}
+			}
 			paired := "-"
 			if t.bound {
 				if memoryBound(roof, r) {
@@ -480,6 +491,22 @@ func printTable(w io.Writer, dir string) error {
 		}
 	}
 	return nil
+}
+
+// l2Rate is the fastest ok rate (GFLOP/s) of t's shape and tier in the
+// gqa-l2 rounds (ctx 128: 0.5–1 MB of KV, in L2): the kernel's arithmetic
+// with nothing to wait for.
+func l2Rate(rounds [][]results.Record, t target, tier string) (float64, bool) {
+	best := 0.0
+	for _, recs := range rounds {
+		for i := range recs {
+			r := &recs[i]
+			if t.match(r) && r.ISA == tier && r.Th == 1 && r.Status == results.StatusOK && r.GFlops.Valid() {
+				best = max(best, float64(r.GFlops))
+			}
+		}
+	}
+	return best, best > 0
 }
 
 // judgement is a target's line for one tier: its share cell, status,
