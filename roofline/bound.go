@@ -227,11 +227,18 @@ func (r *Roofline) UnusableLevels() []string {
 func (r *Roofline) SlowedRoofs() []string {
 	var notes []string
 	for _, c := range r.Compute {
-		if implied, slowed := c.RateSlowed(); slowed {
-			notes = append(notes, fmt.Sprintf("roofline fp32-fma %s (%d thread(s)) read %.1f GFLOP/s, %.0f %% of what its share of the FMA units at its clock implies (%.1f): the host slowed it, so %% of bound reads high on the points it bounds; measure the roofline again", c.Tier, c.Threads, c.Value, 100*c.Value/implied, implied))
+		if n, slowed := c.SlowedNote(); slowed {
+			notes = append(notes, n)
 		}
 	}
 	return notes
+}
+
+// Cautions is what a run bounded by r must say of it: the levels it does
+// not use as bounds (UnusableLevels) and the roofs the host slowed
+// (SlowedRoofs).
+func (r *Roofline) Cautions() []string {
+	return append(r.UnusableLevels(), r.SlowedRoofs()...)
 }
 
 // Validate refuses a roofline whose ceilings cannot bound anything: a

@@ -92,9 +92,25 @@ const RateSlackPct = 20
 // runs before and after: grouped decode points then read 120–170 % of it.
 func (c *Compute) flagRate() {
 	if implied, slowed := c.RateSlowed(); slowed {
-		c.Note = joinNote(c.Note, fmt.Sprintf("%.1f GFLOP/s is %.0f%% of what its %.0f%% of %s at %.2f GHz implies (%.1f): the host slowed this rate's passes, so bounds on it read high; measure again",
-			c.Value, 100*c.Value/implied, c.PctOfPorts, c.FMA, c.LoadGHz, implied))
+		c.Note = joinNote(c.Note, c.slowedNote(implied))
 	}
+}
+
+// slowedNote says of a slowed rate (RateSlowed) how far below the rate
+// its share of the units implies it read, and what follows.
+func (c Compute) slowedNote(implied float64) string {
+	return fmt.Sprintf("read %.1f GFLOP/s, %.0f%% of what its %.0f%% of %s at %.2f GHz implies (%.1f): the host slowed this rate's passes, so bounds on it read high; measure again",
+		c.Value, 100*c.Value/implied, c.PctOfPorts, c.FMA, c.LoadGHz, implied)
+}
+
+// SlowedNote names c and says how it was slowed, where it was
+// (RateSlowed): SlowedRoofs' line for it.
+func (c Compute) SlowedNote() (string, bool) {
+	implied, slowed := c.RateSlowed()
+	if !slowed {
+		return "", false
+	}
+	return fmt.Sprintf("roofline fp32-fma %s (%d thread(s)) %s", c.Tier, c.Threads, c.slowedNote(implied)), true
 }
 
 // RateSlowed reports whether c, an fp32-fma rate, reads more than

@@ -268,7 +268,7 @@ func measureAllRoofline(path, threads string, stderr io.Writer) error {
 	if err := writeRooflineJSON(path, r); err != nil {
 		return exitError{code: exitFailure, msg: fmt.Sprintf("writing %s: %v", path, err)}
 	}
-	for _, n := range r.UnusableLevels() {
+	for _, n := range r.Cautions() {
 		fmt.Fprintln(stderr, "note:", n)
 	}
 	return nil

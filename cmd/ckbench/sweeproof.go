@@ -37,20 +37,20 @@ func sweepRoofline(ctx context.Context, f sweepFlags, info machine.Info, wait fu
 			}
 			return nil, nil, fmt.Errorf("measuring the roofline: %w", err)
 		}
-		return r, append(append([]string{fmt.Sprintf("roofline measured in this run (quick, %s thread(s)): roofline.json", joinInts(threads))}, r.UnusableLevels()...), r.SlowedRoofs()...), nil
+		return r, append([]string{fmt.Sprintf("roofline measured in this run (quick, %s thread(s)): roofline.json", joinInts(threads))}, r.Cautions()...), nil
 	}
 	r, err := roofline.Load(f.roof, info)
 	switch {
 	case errors.Is(err, roofline.ErrOtherMachine) && f.force:
 		msg := fmt.Sprintf("--roofline %s: %v; used anyway (--force): bounds may not apply", f.roof, err)
 		fmt.Fprintln(stderr, "warning:", msg)
-		return r, append(append([]string{msg}, r.UnusableLevels()...), r.SlowedRoofs()...), nil
+		return r, append([]string{msg}, r.Cautions()...), nil
 	case errors.Is(err, roofline.ErrOtherMachine):
 		return nil, nil, usagef("--roofline %s: %v (measure one here with ckbench roofline, or pass --force)", f.roof, err)
 	case err != nil:
 		return nil, nil, usagef("--roofline %s: %v", f.roof, err)
 	}
-	return r, append(append([]string{"roofline from " + f.roof}, r.UnusableLevels()...), r.SlowedRoofs()...), nil
+	return r, append([]string{"roofline from " + f.roof}, r.Cautions()...), nil
 }
 
 // checkRooflineFile reads and checks f's --roofline when it names a file,

@@ -439,26 +439,7 @@ func printTable(w io.Writer, dir string) error {
 			continue
 		}
 		for _, tier := range tiers {
-			// A point bound by its tier's compute roof is judged by that
-			// roof: where the roofline measured the roof slow (its rate
-			// well below what its share of the FMA units at its clock
-			// implies), or the point ran above it at its own clock, the
-			// share is the roof's measurement, not the kernel's.
-			noResult := func(r *results.Record) string {
-				if !t.bound || memoryBound(roof, r) {
-					return ""
-				}
-				if c, ok := roof.Ceiling("fp32-fma", isa.Tier(r.ISA), r.Th); ok && computeCeiling(roof, r).Kind == "fp32-fma" {
-					if _, slowed := c.RateSlowed(); slowed {
-						return "its bound, the tier's FMA roof, was measured slow (the warning above): measure again"
-					}
-				}
-				if share, _, ok := atClock(roof, r); ok && share > results.AboveBoundPct {
-					return "above its tier's FMA roof at its own clock: the roofline's pass ran slow, measure again"
-				}
-				return ""
-			}
-			j := judge(byTier[tier], t.bound, t.min, noResult)
+			j := judge(byTier[tier], t.bound, t.min, func(r *results.Record) string { return roofSuspect(roof, t, r) })
 			r := j.rep
 			of := "read"
 			if t.bound {
@@ -474,7 +455,7 @@ func printTable(w io.Writer, dir string) error {
 				// at this read rate: not possible here, whatever the kernel.
 				v += fmt.Sprintf("; not possible here: %s allows %.0f %%", ceiling, max)
 			}
-			if l2, ok := l2Rate(runs["gqa-l2"], t, tier); ok && t.bound && strings.HasPrefix(v, "not met") && r.BoundGFlops.Valid() {
+			if l2, ok := l2Rate(runs["gqa-l2"], t, tier); ok && j.notMet && r.BoundGFlops.Valid() {
 				// Whether the kernel's own arithmetic could meet it: its
 				// rate with the cache in L2, where it waits on no memory.
 				need := t.min / 100 * float64(r.BoundGFlops)
@@ -500,6 +481,28 @@ func printTable(w io.Writer, dir string) error {
 	return nil
 }
 
+// roofSuspect is why r's share of its bound is no result, or "": a point
+// bound by its tier's compute roof is judged by that roof, and where the
+// roofline measured it slow (its rate well below what its share of the
+// FMA units at its clock implies) or the point ran above it at its own
+// clock, the share is the roof's measurement, not the kernel's.
+func roofSuspect(roof *roofline.Roofline, t target, r *results.Record) string {
+	if !t.bound || memoryBound(roof, r) {
+		return ""
+	}
+	if b := computeCeiling(roof, r); b.Kind == "fp32-fma" {
+		if c, ok := roof.Ceiling(b.Kind, isa.Tier(r.ISA), r.Th); ok {
+			if _, slowed := c.RateSlowed(); slowed {
+				return "its bound, the tier's FMA roof, was measured slow (the warning above): measure again"
+			}
+		}
+	}
+	if share, _, ok := atClock(roof, r); ok && share > results.AboveBoundPct {
+		return "above its tier's FMA roof at its own clock: the roofline's pass ran slow, measure again"
+	}
+	return ""
+}
+
 // l2Rate is the fastest ok rate (GFLOP/s) of t's KV type, group size and
 // tier in the gqa-l2 rounds (one KV head, 0.5–1 MB of KV, in L2): the
 // kernel's arithmetic with nothing to wait for.
@@ -520,9 +523,11 @@ func l2Rate(rounds [][]results.Record, t target, tier string) (float64, bool) {
 }
 
 // judgement is a target's line for one tier: its share cell, status,
-// verdict, and the point the other cells come from.
+// verdict, whether that verdict is "not met", and the point the other
+// cells come from.
 type judgement struct {
 	share, status, verdict string
+	notMet                 bool
 	rep                    *results.Record
 }
 
@@ -545,9 +550,12 @@ func judge(rounds []*results.Record, bound bool, min float64, noResult func(*res
 		if s := shareOf(r); s.Valid() {
 			j.share = fmt.Sprintf("%.0f %%", float64(s))
 		}
-		if why := noResult(r); r.Status == results.StatusOK && why != "" {
+		why := noResult(r)
+		if r.Status == results.StatusOK && why != "" {
 			j.verdict = "no verdict: " + why
 		}
+		s := shareOf(r)
+		j.notMet = r.Status == results.StatusOK && why == "" && s.Valid() && float64(s) < min
 		return j
 	}
 	var ok []*results.Record
@@ -590,7 +598,7 @@ func judge(rounds []*results.Record, bound bool, min float64, noResult func(*res
 	if med >= min {
 		j.verdict = fmt.Sprintf("met (%d of %d rounds)", met, n)
 	} else {
-		j.verdict = fmt.Sprintf("not met (met in %d of %d rounds)", met, n)
+		j.verdict, j.notMet = fmt.Sprintf("not met (met in %d of %d rounds)", met, n), true
 	}
 	return j
 }
@@ -684,8 +692,8 @@ func printCeilings(w io.Writer, r *roofline.Roofline) {
 	}
 	fmt.Fprintf(w, "roofline (1 thread): %s; its passes spread up to %.0f %%\n", strings.Join(cs, ", "), r.MaxPassSpreadPct)
 	for _, x := range r.Compute {
-		if implied, slowed := x.RateSlowed(); slowed && x.Threads == 1 {
-			fmt.Fprintf(w, "warning: fp32-fma %s %.1f GFLOP/s is %.0f %% of what its share of the FMA units at its clock implies (%.1f): the host slowed it; targets bound by it get no verdict\n", x.Tier, x.Value, 100*x.Value/implied, implied)
+		if n, slowed := x.SlowedNote(); slowed && x.Threads == 1 { // the table's points run on one
+			fmt.Fprintf(w, "warning: %s; targets bound by it get no verdict\n", n)
 		}
 	}
 	fmt.Fprintln(w)
