@@ -255,6 +255,7 @@ func flashPaths(im Impl, p Params) []Impl {
 		flip(modeWide)  // f16: AVX-512 eight heads, then quads; AVX2 four, then pairs; f32: AVX-512 eight (groups of 8–15)
 		flip(modePaced) // the AVX-512 quads' prefetch (f32: groups of eight or more)
 		flip(modeFar)   // the AVX-512 quads' far stream beside the near one
+		flip(modeSplit) // the AVX-512 quads' prefetch a line after each load
 	}
 	return paths
 }

@@ -4271,6 +4271,22 @@ scoresw_chunk2_1:
 	VMOVUPS     (DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_18
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_1
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_1:
+	ADDQ $0x00000040, R9
+
+pf_skip_18:
 	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
@@ -4284,14 +4300,21 @@ scoresw_chunk2_1:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_18
+	JAE         pf_skip_19
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
-	ADDQ        $0x00000080, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_2
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
 
-pf_skip_18:
+pf_nofar_2:
+	ADDQ $0x00000040, R9
+
+pf_skip_19:
 	VMOVUPS     64(CX), Z26
 	VMOVUPS     64(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -4306,6 +4329,22 @@ pf_skip_18:
 	VMOVUPS     64(DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_20
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_3
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_3:
+	ADDQ $0x00000040, R9
+
+pf_skip_20:
 	VMOVUPS     64(SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
@@ -4319,14 +4358,21 @@ pf_skip_18:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_19
+	JAE         pf_skip_21
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
-	ADDQ        $0x00000080, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_4
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
 
-pf_skip_19:
+pf_nofar_4:
+	ADDQ $0x00000040, R9
+
+pf_skip_21:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, DX
 	ADDQ $0x00000080, SI
@@ -4350,6 +4396,22 @@ scoresw_odd_1:
 	VMOVUPS     (DX)(BX*1), Z28
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_22
+	MOVQ        200(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_5
+	MOVQ        R9, DX
+	SUBQ        CX, DX
+	LEAQ        (R9)(DX*2), DX
+	PREFETCHT1  (DX)
+
+pf_nofar_5:
+	ADDQ $0x00000040, R9
+
+pf_skip_22:
 	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
@@ -4363,14 +4425,21 @@ scoresw_odd_1:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_20
+	JAE         pf_skip_23
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
-	PREFETCHT0  64(CX)
-	ADDQ        $0x00000080, R9
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_6
+	MOVQ        R9, DX
+	SUBQ        CX, DX
+	LEAQ        (R9)(DX*2), DX
+	PREFETCHT1  (DX)
 
-pf_skip_20:
+pf_nofar_6:
+	ADDQ $0x00000040, R9
+
+pf_skip_23:
 scoresw_chunks_1:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
@@ -4669,6 +4738,9 @@ scores_nowide_1:
 	MOVQ  ng+16(FP), AX
 	CMPQ  AX, $0x08
 	JL    scores_unpaced_1
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000020, AX
+	JZ    scores_whole_1
 
 scores_4:
 	MOVQ    32(SP), AX
@@ -4770,6 +4842,22 @@ scores4_chunk2_1:
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_24
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_7
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_7:
+	ADDQ $0x00000040, R9
+
+pf_skip_24:
 	VMOVUPS     (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -4781,23 +4869,21 @@ scores4_chunk2_1:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_21
+	JAE         pf_skip_25
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
 	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_1
+	JZ          pf_nofar_8
 	MOVQ        R9, R11
 	SUBQ        R10, R11
 	LEAQ        (R9)(R11*2), R11
 	PREFETCHT1  (R11)
-	PREFETCHT1  64(R11)
 
-pf_nofar_1:
-	ADDQ $0x00000080, R9
+pf_nofar_8:
+	ADDQ $0x00000040, R9
 
-pf_skip_21:
+pf_skip_25:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -4812,6 +4898,22 @@ pf_skip_21:
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_26
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_9
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_9:
+	ADDQ $0x00000040, R9
+
+pf_skip_26:
 	VMOVUPS     64(CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -4823,23 +4925,21 @@ pf_skip_21:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_22
+	JAE         pf_skip_27
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
 	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_2
+	JZ          pf_nofar_10
 	MOVQ        R9, R11
 	SUBQ        R10, R11
 	LEAQ        (R9)(R11*2), R11
 	PREFETCHT1  (R11)
-	PREFETCHT1  64(R11)
 
-pf_nofar_2:
-	ADDQ $0x00000080, R9
+pf_nofar_10:
+	ADDQ $0x00000040, R9
 
-pf_skip_22:
+pf_skip_27:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_1
@@ -4861,6 +4961,22 @@ scores4_odd_1:
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_28
+	MOVQ        200(SP), DX
+	ADDQ        R9, DX
+	PREFETCHT0  (DX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_11
+	MOVQ        R9, BX
+	SUBQ        DX, BX
+	LEAQ        (R9)(BX*2), BX
+	PREFETCHT1  (BX)
+
+pf_nofar_11:
+	ADDQ $0x00000040, R9
+
+pf_skip_28:
 	VMOVUPS     (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -4872,23 +4988,21 @@ scores4_odd_1:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_23
+	JAE         pf_skip_29
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
-	PREFETCHT0  64(CX)
 	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_3
+	JZ          pf_nofar_12
 	MOVQ        R9, DX
 	SUBQ        CX, DX
 	LEAQ        (R9)(DX*2), DX
 	PREFETCHT1  (DX)
-	PREFETCHT1  64(DX)
 
-pf_nofar_3:
-	ADDQ $0x00000080, R9
+pf_nofar_12:
+	ADDQ $0x00000040, R9
 
-pf_skip_23:
+pf_skip_29:
 scores4_chunks_1:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -5090,9 +5204,9 @@ scores4_done_1:
 	JMP          scores_4
 
 scores_done_8:
-	JMP scores_noquads_1
+	JMP scores_split_done_1
 
-scores_unpaced_1:
+scores_whole_1:
 scores_5:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
@@ -5204,27 +5318,23 @@ scores4_chunk2_2:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_24
+	JAE         pf_skip_30
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
 	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_4
+	JZ          pf_nofar_13
 	MOVQ        R9, R11
 	SUBQ        R10, R11
 	LEAQ        (R9)(R11*2), R11
 	PREFETCHT1  (R11)
 	PREFETCHT1  64(R11)
-	PREFETCHT1  128(R11)
-	PREFETCHT1  192(R11)
 
-pf_nofar_4:
-	ADDQ $0x00000100, R9
+pf_nofar_13:
+	ADDQ $0x00000080, R9
 
-pf_skip_24:
+pf_skip_30:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -5250,27 +5360,23 @@ pf_skip_24:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_25
+	JAE         pf_skip_31
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
 	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_5
+	JZ          pf_nofar_14
 	MOVQ        R9, R11
 	SUBQ        R10, R11
 	LEAQ        (R9)(R11*2), R11
 	PREFETCHT1  (R11)
 	PREFETCHT1  64(R11)
-	PREFETCHT1  128(R11)
-	PREFETCHT1  192(R11)
 
-pf_nofar_5:
-	ADDQ $0x00000100, R9
+pf_nofar_14:
+	ADDQ $0x00000080, R9
 
-pf_skip_25:
+pf_skip_31:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_2
@@ -5303,27 +5409,23 @@ scores4_odd_2:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_26
+	JAE         pf_skip_32
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
-	PREFETCHT0  128(CX)
-	PREFETCHT0  192(CX)
 	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_6
+	JZ          pf_nofar_15
 	MOVQ        R9, DX
 	SUBQ        CX, DX
 	LEAQ        (R9)(DX*2), DX
 	PREFETCHT1  (DX)
 	PREFETCHT1  64(DX)
-	PREFETCHT1  128(DX)
-	PREFETCHT1  192(DX)
 
-pf_nofar_6:
-	ADDQ $0x00000100, R9
+pf_nofar_15:
+	ADDQ $0x00000080, R9
 
-pf_skip_26:
+pf_skip_32:
 scores4_chunks_2:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -5525,13 +5627,1015 @@ scores4_done_2:
 	JMP          scores_5
 
 scores_done_9:
-scores_noquads_1:
+scores_split_done_1:
+	JMP scores_noquads_1
+
+scores_unpaced_1:
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000020, AX
+	JZ    scores_whole_2
+
 scores_6:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_10
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    208(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+	VMOVSS  expconst<>+0(SB), X5
+
+scores4_by4_3:
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_3
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS expconst<>+1344(SB), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS expconst<>+1344(SB), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	MOVQ    240(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000040, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores4_odd_3
+
+scores4_chunk2_3:
+	VMOVUPS     (CX)(DX*1), Z22
+	VMOVUPS     (CX)(BX*1), Z23
+	VMOVUPS     (CX)(SI*1), Z24
+	VMOVUPS     (CX)(DI*1), Z25
+	VMOVUPS     (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_33
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_16
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_16:
+	ADDQ $0x00000040, R9
+
+pf_skip_33:
+	VMOVUPS     (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_34
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_17
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_17:
+	ADDQ $0x00000040, R9
+
+pf_skip_34:
+	VMOVUPS     (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_35
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_18
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_18:
+	ADDQ $0x00000040, R9
+
+pf_skip_35:
+	VMOVUPS     (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_36
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_19
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_19:
+	ADDQ $0x00000040, R9
+
+pf_skip_36:
+	VMOVUPS     64(CX)(DX*1), Z22
+	VMOVUPS     64(CX)(BX*1), Z23
+	VMOVUPS     64(CX)(SI*1), Z24
+	VMOVUPS     64(CX)(DI*1), Z25
+	VMOVUPS     64(CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_37
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_20
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_20:
+	ADDQ $0x00000040, R9
+
+pf_skip_37:
+	VMOVUPS     64(CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_38
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_21
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_21:
+	ADDQ $0x00000040, R9
+
+pf_skip_38:
+	VMOVUPS     64(CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_39
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_22
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_22:
+	ADDQ $0x00000040, R9
+
+pf_skip_39:
+	VMOVUPS     64(CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_40
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_23
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_23:
+	ADDQ $0x00000040, R9
+
+pf_skip_40:
+	ADDQ $0x00000080, CX
+	CMPQ CX, 48(SP)
+	JB   scores4_chunk2_3
+
+scores4_odd_3:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_chunks_3
+	VMOVUPS     (CX)(DX*1), Z22
+	VMOVUPS     (CX)(BX*1), Z23
+	VMOVUPS     (CX)(SI*1), Z24
+	VMOVUPS     (CX)(DI*1), Z25
+	VMOVUPS     (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_41
+	MOVQ        200(SP), DX
+	ADDQ        R9, DX
+	PREFETCHT0  (DX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_24
+	MOVQ        R9, BX
+	SUBQ        DX, BX
+	LEAQ        (R9)(BX*2), BX
+	PREFETCHT1  (BX)
+
+pf_nofar_24:
+	ADDQ $0x00000040, R9
+
+pf_skip_41:
+	VMOVUPS     (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_42
+	MOVQ        200(SP), DX
+	ADDQ        R9, DX
+	PREFETCHT0  (DX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_25
+	MOVQ        R9, BX
+	SUBQ        DX, BX
+	LEAQ        (R9)(BX*2), BX
+	PREFETCHT1  (BX)
+
+pf_nofar_25:
+	ADDQ $0x00000040, R9
+
+pf_skip_42:
+	VMOVUPS     (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_43
+	MOVQ        200(SP), DX
+	ADDQ        R9, DX
+	PREFETCHT0  (DX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_26
+	MOVQ        R9, BX
+	SUBQ        DX, BX
+	LEAQ        (R9)(BX*2), BX
+	PREFETCHT1  (BX)
+
+pf_nofar_26:
+	ADDQ $0x00000040, R9
+
+pf_skip_43:
+	VMOVUPS     (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_44
+	MOVQ        200(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_27
+	MOVQ        R9, DX
+	SUBQ        CX, DX
+	LEAQ        (R9)(DX*2), DX
+	PREFETCHT1  (DX)
+
+pf_nofar_27:
+	ADDQ $0x00000040, R9
+
+pf_skip_44:
+scores4_chunks_3:
+	VBROADCASTSS scale+64(FP), Y22
+	VSHUFF32X4   $0x44, Z7, Z6, Z23
+	VSHUFF32X4   $0xee, Z7, Z6, Z6
+	VADDPS       Z6, Z23, Z23
+	VSHUFF32X4   $0x44, Z9, Z8, Z6
+	VSHUFF32X4   $0xee, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z11, Z10, Z7
+	VSHUFF32X4   $0xee, Z11, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z13, Z12, Z8
+	VSHUFF32X4   $0xee, Z13, Z12, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x88, Z6, Z23, Z9
+	VSHUFF32X4   $0xdd, Z6, Z23, Z6
+	VADDPS       Z6, Z9, Z9
+	VSHUFF32X4   $0x88, Z8, Z7, Z6
+	VSHUFF32X4   $0xdd, Z8, Z7, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z9, Z7
+	VSHUFPS      $0xdd, Z6, Z9, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z15, Z14, Z6
+	VSHUFF32X4   $0xee, Z15, Z14, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z17, Z16, Z7
+	VSHUFF32X4   $0xee, Z17, Z16, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z19, Z18, Z8
+	VSHUFF32X4   $0xee, Z19, Z18, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x44, Z21, Z20, Z9
+	VSHUFF32X4   $0xee, Z21, Z20, Z10
+	VADDPS       Z10, Z9, Z9
+	VSHUFF32X4   $0x88, Z7, Z6, Z10
+	VSHUFF32X4   $0xdd, Z7, Z6, Z6
+	VADDPS       Z6, Z10, Z10
+	VSHUFF32X4   $0x88, Z9, Z8, Z6
+	VSHUFF32X4   $0xdd, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z10, Z7
+	VSHUFPS      $0xdd, Z6, Z10, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y1, Y1
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores4_by4_3
+
+scores4_lone_3:
+scores4_by1_3:
+	CMPQ    56(SP), $0x00
+	JE      scores4_done_3
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	MOVQ    240(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_3:
+	VMOVUPS       (AX), Z10
+	VFMADD231PS   (AX)(CX*1), Z10, Z6
+	VFMADD231PS   (AX)(DX*1), Z10, Z7
+	VFMADD231PS   (AX)(BX*1), Z10, Z8
+	VFMADD231PS   (AX)(SI*1), Z10, Z9
+	ADDQ          $0x00000040, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_3
+	VEXTRACTF64X4 $0x01, Z6, Y10
+	VADDPS        Y10, Y6, Y10
+	VEXTRACTF32X4 $0x01, Y10, X6
+	VADDPS        X10, X6, X6
+	VMOVHLPS      X6, X6, X10
+	VADDPS        X10, X6, X6
+	VMOVSHDUP     X6, X10
+	VADDPS        X10, X6, X6
+	VMULSS        scale+64(FP), X6, X6
+	VMAXSS        X6, X2, X2
+	MOVQ          104(SP), AX
+	VMOVSS        X6, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X3, X3
+	MOVQ          112(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z8, Y6
+	VADDPS        Y6, Y8, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X4, X4
+	MOVQ          120(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z9, Y6
+	VADDPS        Y6, Y9, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X5, X5
+	MOVQ          128(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores4_by1_3
+
+scores4_done_3:
+	VEXTRACTF128 $0x01, Y0, X6
+	VMOVHLPS     X0, X0, X7
+	VMAXPS       X7, X0, X0
+	VMOVSHDUP    X0, X7
+	VMAXPS       X7, X0, X0
+	VMAXSS       X2, X0, X0
+	VMOVHLPS     X6, X6, X2
+	VMAXPS       X2, X6, X6
+	VMOVSHDUP    X6, X2
+	VMAXPS       X2, X6, X6
+	VMAXSS       X3, X6, X6
+	VEXTRACTF128 $0x01, Y1, X2
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X4, X1, X1
+	VMOVHLPS     X2, X2, X3
+	VMAXPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VMAXPS       X3, X2, X2
+	VMAXSS       X5, X2, X2
+	MOVQ         R9, 208(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+	VMOVSS       X6, 4(AX)(CX*4)
+	VMOVSS       X1, 8(AX)(CX*4)
+	VMOVSS       X2, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_6
+
+scores_done_10:
+	JMP scores_split_done_2
+
+scores_whole_2:
+scores_7:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_11
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    208(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+	VMOVSS  expconst<>+0(SB), X5
+
+scores4_by4_4:
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_4
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS expconst<>+1344(SB), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS expconst<>+1344(SB), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	MOVQ    240(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000040, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores4_odd_4
+
+scores4_chunk2_4:
+	VMOVUPS     (CX)(DX*1), Z22
+	VMOVUPS     (CX)(BX*1), Z23
+	VMOVUPS     (CX)(SI*1), Z24
+	VMOVUPS     (CX)(DI*1), Z25
+	VMOVUPS     (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VMOVUPS     (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VMOVUPS     (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VMOVUPS     (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_45
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_28
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+	PREFETCHT1  64(R11)
+	PREFETCHT1  128(R11)
+	PREFETCHT1  192(R11)
+
+pf_nofar_28:
+	ADDQ $0x00000100, R9
+
+pf_skip_45:
+	VMOVUPS     64(CX)(DX*1), Z22
+	VMOVUPS     64(CX)(BX*1), Z23
+	VMOVUPS     64(CX)(SI*1), Z24
+	VMOVUPS     64(CX)(DI*1), Z25
+	VMOVUPS     64(CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VMOVUPS     64(CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VMOVUPS     64(CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VMOVUPS     64(CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_46
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_29
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+	PREFETCHT1  64(R11)
+	PREFETCHT1  128(R11)
+	PREFETCHT1  192(R11)
+
+pf_nofar_29:
+	ADDQ $0x00000100, R9
+
+pf_skip_46:
+	ADDQ $0x00000080, CX
+	CMPQ CX, 48(SP)
+	JB   scores4_chunk2_4
+
+scores4_odd_4:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_chunks_4
+	VMOVUPS     (CX)(DX*1), Z22
+	VMOVUPS     (CX)(BX*1), Z23
+	VMOVUPS     (CX)(SI*1), Z24
+	VMOVUPS     (CX)(DI*1), Z25
+	VMOVUPS     (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VMOVUPS     (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VMOVUPS     (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VMOVUPS     (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_47
+	MOVQ        200(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	PREFETCHT0  128(CX)
+	PREFETCHT0  192(CX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_30
+	MOVQ        R9, DX
+	SUBQ        CX, DX
+	LEAQ        (R9)(DX*2), DX
+	PREFETCHT1  (DX)
+	PREFETCHT1  64(DX)
+	PREFETCHT1  128(DX)
+	PREFETCHT1  192(DX)
+
+pf_nofar_30:
+	ADDQ $0x00000100, R9
+
+pf_skip_47:
+scores4_chunks_4:
+	VBROADCASTSS scale+64(FP), Y22
+	VSHUFF32X4   $0x44, Z7, Z6, Z23
+	VSHUFF32X4   $0xee, Z7, Z6, Z6
+	VADDPS       Z6, Z23, Z23
+	VSHUFF32X4   $0x44, Z9, Z8, Z6
+	VSHUFF32X4   $0xee, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z11, Z10, Z7
+	VSHUFF32X4   $0xee, Z11, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z13, Z12, Z8
+	VSHUFF32X4   $0xee, Z13, Z12, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x88, Z6, Z23, Z9
+	VSHUFF32X4   $0xdd, Z6, Z23, Z6
+	VADDPS       Z6, Z9, Z9
+	VSHUFF32X4   $0x88, Z8, Z7, Z6
+	VSHUFF32X4   $0xdd, Z8, Z7, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z9, Z7
+	VSHUFPS      $0xdd, Z6, Z9, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z15, Z14, Z6
+	VSHUFF32X4   $0xee, Z15, Z14, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z17, Z16, Z7
+	VSHUFF32X4   $0xee, Z17, Z16, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z19, Z18, Z8
+	VSHUFF32X4   $0xee, Z19, Z18, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x44, Z21, Z20, Z9
+	VSHUFF32X4   $0xee, Z21, Z20, Z10
+	VADDPS       Z10, Z9, Z9
+	VSHUFF32X4   $0x88, Z7, Z6, Z10
+	VSHUFF32X4   $0xdd, Z7, Z6, Z6
+	VADDPS       Z6, Z10, Z10
+	VSHUFF32X4   $0x88, Z9, Z8, Z6
+	VSHUFF32X4   $0xdd, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z10, Z7
+	VSHUFPS      $0xdd, Z6, Z10, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y1, Y1
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores4_by4_4
+
+scores4_lone_4:
+scores4_by1_4:
+	CMPQ    56(SP), $0x00
+	JE      scores4_done_4
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	MOVQ    240(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_4:
+	VMOVUPS       (AX), Z10
+	VFMADD231PS   (AX)(CX*1), Z10, Z6
+	VFMADD231PS   (AX)(DX*1), Z10, Z7
+	VFMADD231PS   (AX)(BX*1), Z10, Z8
+	VFMADD231PS   (AX)(SI*1), Z10, Z9
+	ADDQ          $0x00000040, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_4
+	VEXTRACTF64X4 $0x01, Z6, Y10
+	VADDPS        Y10, Y6, Y10
+	VEXTRACTF32X4 $0x01, Y10, X6
+	VADDPS        X10, X6, X6
+	VMOVHLPS      X6, X6, X10
+	VADDPS        X10, X6, X6
+	VMOVSHDUP     X6, X10
+	VADDPS        X10, X6, X6
+	VMULSS        scale+64(FP), X6, X6
+	VMAXSS        X6, X2, X2
+	MOVQ          104(SP), AX
+	VMOVSS        X6, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X3, X3
+	MOVQ          112(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z8, Y6
+	VADDPS        Y6, Y8, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X4, X4
+	MOVQ          120(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z9, Y6
+	VADDPS        Y6, Y9, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X5, X5
+	MOVQ          128(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores4_by1_4
+
+scores4_done_4:
+	VEXTRACTF128 $0x01, Y0, X6
+	VMOVHLPS     X0, X0, X7
+	VMAXPS       X7, X0, X0
+	VMOVSHDUP    X0, X7
+	VMAXPS       X7, X0, X0
+	VMAXSS       X2, X0, X0
+	VMOVHLPS     X6, X6, X2
+	VMAXPS       X2, X6, X6
+	VMOVSHDUP    X6, X2
+	VMAXPS       X2, X6, X6
+	VMAXSS       X3, X6, X6
+	VEXTRACTF128 $0x01, Y1, X2
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X4, X1, X1
+	VMOVHLPS     X2, X2, X3
+	VMAXPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VMAXPS       X3, X2, X2
+	VMAXSS       X5, X2, X2
+	MOVQ         R9, 208(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+	VMOVSS       X6, 4(AX)(CX*4)
+	VMOVSS       X1, 8(AX)(CX*4)
+	VMOVSS       X2, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_7
+
+scores_done_11:
+scores_split_done_2:
+scores_noquads_1:
+scores_8:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_10
+	JGE     scores_done_12
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -5627,7 +6731,7 @@ scores2_8_chunk2_1:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_27
+	JAE         pf_skip_48
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -5636,7 +6740,7 @@ scores2_8_chunk2_1:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_27:
+pf_skip_48:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -5664,7 +6768,7 @@ pf_skip_27:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_28
+	JAE         pf_skip_49
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -5673,7 +6777,7 @@ pf_skip_27:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_28:
+pf_skip_49:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -5709,7 +6813,7 @@ scores2_8_odd_1:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_29
+	JAE         pf_skip_50
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -5718,7 +6822,7 @@ scores2_8_odd_1:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_29:
+pf_skip_50:
 scores2_8_chunks_1:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -5868,14 +6972,14 @@ scores2_done_2:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_6
+	JMP           scores_8
 
-scores_done_10:
-scores_7:
+scores_done_12:
+scores_9:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_11
+	JGE     scores_done_13
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -5942,7 +7046,7 @@ scores_by8_5:
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_30
+	JAE         pf_skip_51
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -5961,7 +7065,7 @@ scores_by8_5:
 	PREFETCHT1  960(DI)
 	ADDQ        $0x00000400, DI
 
-pf_skip_30:
+pf_skip_51:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -5979,7 +7083,7 @@ pf_skip_30:
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_31
+	JAE         pf_skip_52
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -5998,7 +7102,7 @@ pf_skip_30:
 	PREFETCHT1  960(DI)
 	ADDQ        $0x00000400, DI
 
-pf_skip_31:
+pf_skip_52:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -6016,7 +7120,7 @@ pf_skip_31:
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_32
+	JAE         pf_skip_53
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -6035,7 +7139,7 @@ pf_skip_31:
 	PREFETCHT1  960(DI)
 	ADDQ        $0x00000400, DI
 
-pf_skip_32:
+pf_skip_53:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -6053,7 +7157,7 @@ pf_skip_32:
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_33
+	JAE         pf_skip_54
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -6072,7 +7176,7 @@ pf_skip_32:
 	PREFETCHT1  960(DI)
 	ADDQ        $0x00000400, DI
 
-pf_skip_33:
+pf_skip_54:
 	JMP scores_reduce_5
 
 scores_seq_no_1:
@@ -6091,7 +7195,7 @@ scores_seq_no_1:
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_34
+	JAE         pf_skip_55
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -6102,7 +7206,7 @@ scores_seq_no_1:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_34:
+pf_skip_55:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -6112,7 +7216,7 @@ pf_skip_34:
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_35
+	JAE         pf_skip_56
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -6123,7 +7227,7 @@ pf_skip_34:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_35:
+pf_skip_56:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -6133,7 +7237,7 @@ pf_skip_35:
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_36
+	JAE         pf_skip_57
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -6144,7 +7248,7 @@ pf_skip_35:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_36:
+pf_skip_57:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -6154,7 +7258,7 @@ pf_skip_36:
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_37
+	JAE         pf_skip_58
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -6165,7 +7269,7 @@ pf_skip_36:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_37:
+pf_skip_58:
 	JMP scores_reduce_5
 
 scores_seq_no_2:
@@ -6183,7 +7287,7 @@ scores_pairs_9:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_38
+	JAE         pf_skip_59
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -6194,7 +7298,7 @@ scores_pairs_9:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_38:
+pf_skip_59:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -6263,7 +7367,7 @@ scores_reduce_5:
 
 scores_by1_5:
 	TESTQ   BX, BX
-	JZ      scores_done_12
+	JZ      scores_done_14
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    240(SP), R12
@@ -6293,7 +7397,7 @@ scores_chunk1_5:
 	ADDQ          SI, DX
 	JMP           scores_by1_5
 
-scores_done_12:
+scores_done_14:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -6533,7 +7637,7 @@ scores_reduce_6:
 
 scores_by1_6:
 	TESTQ   BX, BX
-	JZ      scores_done_13
+	JZ      scores_done_15
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    240(SP), R11
@@ -6563,7 +7667,7 @@ scores_chunk1_6:
 	ADDQ          SI, DX
 	JMP           scores_by1_6
 
-scores_done_13:
+scores_done_15:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -6580,9 +7684,9 @@ scores_done_13:
 
 scores_first_done_1:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_7
+	JMP  scores_9
 
-scores_done_11:
+scores_done_13:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_3:
@@ -6593,7 +7697,7 @@ softmax_3:
 	JGE        softmax_done_3
 	MOVQ       224(SP), AX
 	CMPQ       AX, 232(SP)
-	JAE        pf_skip_39
+	JAE        pf_skip_60
 	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	PREFETCHT0 (CX)
@@ -6606,7 +7710,7 @@ softmax_3:
 	PREFETCHT0 448(CX)
 	ADDQ       $0x00000200, AX
 
-pf_skip_39:
+pf_skip_60:
 	MOVQ         AX, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
@@ -7402,6 +8506,22 @@ pvw_row_1:
 	VBROADCASTSS (BX)(CX*1), Z18
 	VFMADD231PS  Z16, Z18, Z6
 	VFMADD231PS  Z17, Z18, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_61
+	MOVQ         200(SP), R12
+	ADDQ         R9, R12
+	PREFETCHT0   (R12)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_31
+	MOVQ         R9, R13
+	SUBQ         R12, R13
+	LEAQ         (R9)(R13*2), R13
+	PREFETCHT1   (R13)
+
+pf_nofar_31:
+	ADDQ $0x00000040, R9
+
+pf_skip_61:
 	VBROADCASTSS (R11), Z18
 	VFMADD231PS  Z16, Z18, Z8
 	VFMADD231PS  Z17, Z18, Z9
@@ -7415,14 +8535,21 @@ pvw_row_1:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_40
+	JAE          pf_skip_62
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
-	PREFETCHT0   64(R12)
-	ADDQ         $0x00000080, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_32
+	MOVQ         R9, R13
+	SUBQ         R12, R13
+	LEAQ         (R9)(R13*2), R13
+	PREFETCHT1   (R13)
 
-pf_skip_40:
+pf_nofar_32:
+	ADDQ $0x00000040, R9
+
+pf_skip_62:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -7498,6 +8625,22 @@ pvw_row_2:
 	VFMADD231PS  Z8, Z9, Z2
 	VBROADCASTSS (BX)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_63
+	MOVQ         200(SP), R12
+	ADDQ         R9, R12
+	PREFETCHT0   (R12)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_33
+	MOVQ         R9, R13
+	SUBQ         R12, R13
+	LEAQ         (R9)(R13*2), R13
+	PREFETCHT1   (R13)
+
+pf_nofar_33:
+	ADDQ $0x00000040, R9
+
+pf_skip_63:
 	VBROADCASTSS (R11), Z9
 	VFMADD231PS  Z8, Z9, Z4
 	VBROADCASTSS (R11)(DI*1), Z9
@@ -7507,14 +8650,21 @@ pvw_row_2:
 	VBROADCASTSS (R11)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_41
+	JAE          pf_skip_64
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
-	PREFETCHT0   64(R12)
-	ADDQ         $0x00000080, R9
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_34
+	MOVQ         R9, R13
+	SUBQ         R12, R13
+	LEAQ         (R9)(R13*2), R13
+	PREFETCHT1   (R13)
 
-pf_skip_41:
+pf_nofar_34:
+	ADDQ $0x00000040, R9
+
+pf_skip_64:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -7556,6 +8706,9 @@ pv_nowide_1:
 	MOVQ  ng+16(FP), AX
 	CMPQ  AX, $0x08
 	JL    pv_unpaced_1
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000020, AX
+	JZ    pv_whole_1
 
 pv_4:
 	MOVQ  32(SP), AX
@@ -7642,6 +8795,22 @@ pv4_row_1:
 	VFMADD231PS  Z17, Z20, Z5
 	VFMADD231PS  Z18, Z20, Z6
 	VFMADD231PS  Z19, Z20, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_65
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_35
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_35:
+	ADDQ $0x00000040, R9
+
+pf_skip_65:
 	VBROADCASTSS (BX)(DI*2), Z20
 	VFMADD231PS  Z16, Z20, Z8
 	VFMADD231PS  Z17, Z20, Z9
@@ -7653,23 +8822,21 @@ pv4_row_1:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_42
+	JAE          pf_skip_66
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
-	PREFETCHT0   64(R11)
 	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_7
+	JZ           pf_nofar_36
 	MOVQ         R9, R12
 	SUBQ         R11, R12
 	LEAQ         (R9)(R12*2), R12
 	PREFETCHT1   (R12)
-	PREFETCHT1   64(R12)
 
-pf_nofar_7:
-	ADDQ $0x00000080, R9
+pf_nofar_36:
+	ADDQ $0x00000040, R9
 
-pf_skip_42:
+pf_skip_66:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -7734,6 +8901,22 @@ pv4_row_2:
 	VBROADCASTSS (BX)(DI*1), Z10
 	VFMADD231PS  Z8, Z10, Z2
 	VFMADD231PS  Z9, Z10, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_67
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_37
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_37:
+	ADDQ $0x00000040, R9
+
+pf_skip_67:
 	VBROADCASTSS (BX)(DI*2), Z10
 	VFMADD231PS  Z8, Z10, Z4
 	VFMADD231PS  Z9, Z10, Z5
@@ -7741,23 +8924,21 @@ pv4_row_2:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_43
+	JAE          pf_skip_68
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
-	PREFETCHT0   64(R11)
 	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_8
+	JZ           pf_nofar_38
 	MOVQ         R9, R12
 	SUBQ         R11, R12
 	LEAQ         (R9)(R12*2), R12
 	PREFETCHT1   (R12)
-	PREFETCHT1   64(R12)
 
-pf_nofar_8:
-	ADDQ $0x00000080, R9
+pf_nofar_38:
+	ADDQ $0x00000040, R9
 
-pf_skip_43:
+pf_skip_68:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -7807,28 +8988,42 @@ pv4_row_3:
 	VFMADD231PS  Z4, Z5, Z0
 	VBROADCASTSS (BX)(DI*1), Z5
 	VFMADD231PS  Z4, Z5, Z1
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_69
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_39
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_39:
+	ADDQ $0x00000040, R9
+
+pf_skip_69:
 	VBROADCASTSS (BX)(DI*2), Z5
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_44
+	JAE          pf_skip_70
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
-	PREFETCHT0   64(R11)
 	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_9
+	JZ           pf_nofar_40
 	MOVQ         R9, R12
 	SUBQ         R11, R12
 	LEAQ         (R9)(R12*2), R12
 	PREFETCHT1   (R12)
-	PREFETCHT1   64(R12)
 
-pf_nofar_9:
-	ADDQ $0x00000080, R9
+pf_nofar_40:
+	ADDQ $0x00000040, R9
 
-pf_skip_44:
+pf_skip_70:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -7852,9 +9047,9 @@ pv4_next_3:
 	JMP  pv_4
 
 pv_done_4:
-	JMP pv_noquads_1
+	JMP pv_split_done_1
 
-pv_unpaced_1:
+pv_whole_1:
 pv_5:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
@@ -7951,27 +9146,23 @@ pv4_row_4:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_45
+	JAE          pf_skip_71
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	PREFETCHT0   128(R11)
-	PREFETCHT0   192(R11)
 	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_10
+	JZ           pf_nofar_41
 	MOVQ         R9, R12
 	SUBQ         R11, R12
 	LEAQ         (R9)(R12*2), R12
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	PREFETCHT1   128(R12)
-	PREFETCHT1   192(R12)
 
-pf_nofar_10:
-	ADDQ $0x00000100, R9
+pf_nofar_41:
+	ADDQ $0x00000080, R9
 
-pf_skip_45:
+pf_skip_71:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -8043,27 +9234,23 @@ pv4_row_5:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_46
+	JAE          pf_skip_72
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	PREFETCHT0   128(R11)
-	PREFETCHT0   192(R11)
 	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_11
+	JZ           pf_nofar_42
 	MOVQ         R9, R12
 	SUBQ         R11, R12
 	LEAQ         (R9)(R12*2), R12
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	PREFETCHT1   128(R12)
-	PREFETCHT1   192(R12)
 
-pf_nofar_11:
-	ADDQ $0x00000100, R9
+pf_nofar_42:
+	ADDQ $0x00000080, R9
 
-pf_skip_46:
+pf_skip_72:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -8118,27 +9305,23 @@ pv4_row_6:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_47
+	JAE          pf_skip_73
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
-	PREFETCHT0   128(R11)
-	PREFETCHT0   192(R11)
 	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_12
+	JZ           pf_nofar_43
 	MOVQ         R9, R12
 	SUBQ         R11, R12
 	LEAQ         (R9)(R12*2), R12
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
-	PREFETCHT1   128(R12)
-	PREFETCHT1   192(R12)
 
-pf_nofar_12:
-	ADDQ $0x00000100, R9
+pf_nofar_43:
+	ADDQ $0x00000080, R9
 
-pf_skip_47:
+pf_skip_73:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -8162,13 +9345,765 @@ pv4_next_6:
 	JMP  pv_5
 
 pv_done_5:
-pv_noquads_1:
+pv_split_done_1:
+	JMP pv_noquads_1
+
+pv_unpaced_1:
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000020, AX
+	JZ    pv_whole_2
+
 pv_6:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_6
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  224(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pv4_block_7:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_7
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	VMOVUPS 128(BX)(DX*1), Z2
+	VMOVUPS 192(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	VMOVUPS 128(BX)(DX*1), Z6
+	VMOVUPS 192(BX)(DX*1), Z7
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	VMOVUPS 128(BX)(DX*1), Z10
+	VMOVUPS 192(BX)(DX*1), Z11
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z12
+	VMOVUPS 64(BX)(DX*1), Z13
+	VMOVUPS 128(BX)(DX*1), Z14
+	VMOVUPS 192(BX)(DX*1), Z15
+	MOVQ    104(SP), BX
+	MOVQ    112(SP), SI
+	ADDQ    DX, SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_7
+
+pv4_row_7:
+	VMOVUPS      (SI), Z16
+	VMOVUPS      64(SI), Z17
+	VMOVUPS      128(SI), Z18
+	VMOVUPS      192(SI), Z19
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_74
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_44
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_44:
+	ADDQ $0x00000040, R9
+
+pf_skip_74:
+	VBROADCASTSS (BX)(DI*1), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_75
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_45
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_45:
+	ADDQ $0x00000040, R9
+
+pf_skip_75:
+	VBROADCASTSS (BX)(DI*2), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_76
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_46
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_46:
+	ADDQ $0x00000040, R9
+
+pf_skip_76:
+	VBROADCASTSS (BX)(CX*1), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_77
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_47
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_47:
+	ADDQ $0x00000040, R9
+
+pf_skip_77:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_7
+
+pv4_merge_7:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	VMOVUPS Z2, 128(BX)(DX*1)
+	VMOVUPS Z3, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	VMOVUPS Z6, 128(BX)(DX*1)
+	VMOVUPS Z7, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	VMOVUPS Z10, 128(BX)(DX*1)
+	VMOVUPS Z11, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z12, (BX)(DX*1)
+	VMOVUPS Z13, 64(BX)(DX*1)
+	VMOVUPS Z14, 128(BX)(DX*1)
+	VMOVUPS Z15, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 128(SP)
+	JMP     pv4_block_7
+
+pv4_next_7:
+pv4_block_8:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_8
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    104(SP), BX
+	MOVQ    112(SP), SI
+	ADDQ    DX, SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_8
+
+pv4_row_8:
+	VMOVUPS      (SI), Z8
+	VMOVUPS      64(SI), Z9
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_78
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_48
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_48:
+	ADDQ $0x00000040, R9
+
+pf_skip_78:
+	VBROADCASTSS (BX)(DI*1), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_79
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_49
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_49:
+	ADDQ $0x00000040, R9
+
+pf_skip_79:
+	VBROADCASTSS (BX)(DI*2), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_80
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_50
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_50:
+	ADDQ $0x00000040, R9
+
+pf_skip_80:
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_81
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_51
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_51:
+	ADDQ $0x00000040, R9
+
+pf_skip_81:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_8
+
+pv4_merge_8:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 128(SP)
+	JMP     pv4_block_8
+
+pv4_next_8:
+pv4_block_9:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_9
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    104(SP), BX
+	MOVQ    112(SP), SI
+	ADDQ    DX, SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_9
+
+pv4_row_9:
+	VMOVUPS      (SI), Z4
+	VBROADCASTSS (BX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_82
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_52
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_52:
+	ADDQ $0x00000040, R9
+
+pf_skip_82:
+	VBROADCASTSS (BX)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_83
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_53
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_53:
+	ADDQ $0x00000040, R9
+
+pf_skip_83:
+	VBROADCASTSS (BX)(DI*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_84
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_54
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_54:
+	ADDQ $0x00000040, R9
+
+pf_skip_84:
+	VBROADCASTSS (BX)(CX*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_85
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_55
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_55:
+	ADDQ $0x00000040, R9
+
+pf_skip_85:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_9
+
+pv4_merge_9:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pv4_block_9
+
+pv4_next_9:
+	MOVQ R9, 224(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_6
+
+pv_done_6:
+	JMP pv_split_done_2
+
+pv_whole_2:
+pv_7:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_7
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  224(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pv4_block_10:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_10
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	VMOVUPS 128(BX)(DX*1), Z2
+	VMOVUPS 192(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	VMOVUPS 128(BX)(DX*1), Z6
+	VMOVUPS 192(BX)(DX*1), Z7
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	VMOVUPS 128(BX)(DX*1), Z10
+	VMOVUPS 192(BX)(DX*1), Z11
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z12
+	VMOVUPS 64(BX)(DX*1), Z13
+	VMOVUPS 128(BX)(DX*1), Z14
+	VMOVUPS 192(BX)(DX*1), Z15
+	MOVQ    104(SP), BX
+	MOVQ    112(SP), SI
+	ADDQ    DX, SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_10
+
+pv4_row_10:
+	VMOVUPS      (SI), Z16
+	VMOVUPS      64(SI), Z17
+	VMOVUPS      128(SI), Z18
+	VMOVUPS      192(SI), Z19
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (BX)(DI*1), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	VBROADCASTSS (BX)(DI*2), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS (BX)(CX*1), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_86
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_56
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
+
+pf_nofar_56:
+	ADDQ $0x00000100, R9
+
+pf_skip_86:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_10
+
+pv4_merge_10:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	VMOVUPS Z2, 128(BX)(DX*1)
+	VMOVUPS Z3, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	VMOVUPS Z6, 128(BX)(DX*1)
+	VMOVUPS Z7, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	VMOVUPS Z10, 128(BX)(DX*1)
+	VMOVUPS Z11, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z12, (BX)(DX*1)
+	VMOVUPS Z13, 64(BX)(DX*1)
+	VMOVUPS Z14, 128(BX)(DX*1)
+	VMOVUPS Z15, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 128(SP)
+	JMP     pv4_block_10
+
+pv4_next_10:
+pv4_block_11:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_11
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    104(SP), BX
+	MOVQ    112(SP), SI
+	ADDQ    DX, SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_11
+
+pv4_row_11:
+	VMOVUPS      (SI), Z8
+	VMOVUPS      64(SI), Z9
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (BX)(DI*1), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS (BX)(DI*2), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_87
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_57
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
+
+pf_nofar_57:
+	ADDQ $0x00000100, R9
+
+pf_skip_87:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_11
+
+pv4_merge_11:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 128(SP)
+	JMP     pv4_block_11
+
+pv4_next_11:
+pv4_block_12:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_12
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    104(SP), BX
+	MOVQ    112(SP), SI
+	ADDQ    DX, SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_12
+
+pv4_row_12:
+	VMOVUPS      (SI), Z4
+	VBROADCASTSS (BX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (BX)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS (BX)(DI*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (BX)(CX*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_88
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	PREFETCHT0   64(R11)
+	PREFETCHT0   128(R11)
+	PREFETCHT0   192(R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_58
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   128(R12)
+	PREFETCHT1   192(R12)
+
+pf_nofar_58:
+	ADDQ $0x00000100, R9
+
+pf_skip_88:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_12
+
+pv4_merge_12:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pv4_block_12
+
+pv4_next_12:
+	MOVQ R9, 224(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_7
+
+pv_done_7:
+pv_split_done_2:
+pv_noquads_1:
+pv_8:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_6
+	JGE   pv_done_8
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -8254,7 +10189,7 @@ pv2_single_5:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_48
+	JAE          pf_skip_89
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -8263,7 +10198,7 @@ pv2_single_5:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_48:
+pf_skip_89:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -8353,7 +10288,7 @@ pv2_pair_6:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_49
+	JAE          pf_skip_90
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -8362,7 +10297,7 @@ pv2_pair_6:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_49:
+pf_skip_90:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -8455,7 +10390,7 @@ pv2_pair_7:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_50
+	JAE          pf_skip_91
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -8464,7 +10399,7 @@ pv2_pair_7:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_50:
+pf_skip_91:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -8533,7 +10468,7 @@ pv2_pair_8:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_51
+	JAE          pf_skip_92
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -8542,7 +10477,7 @@ pv2_pair_8:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_51:
+pf_skip_92:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -8575,14 +10510,14 @@ pv2_merge_8:
 pv2_next_8:
 	MOVQ R10, 224(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_6
+	JMP  pv_8
 
-pv_done_6:
-pv_7:
+pv_done_8:
+pv_9:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_7
+	JGE   pv_done_9
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -9124,9 +11059,9 @@ pv_merge_27:
 pv_next_27:
 first_done_1:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_7
+	JMP  pv_9
 
-pv_done_7:
+pv_done_9:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -9418,7 +11353,7 @@ scores_reduce_7:
 
 scores_by1_7:
 	TESTQ   R8, R8
-	JZ      scores_done_14
+	JZ      scores_done_16
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -9448,7 +11383,7 @@ scores_chunk1_7:
 	ADDQ          DI, DX
 	JMP           scores_by1_7
 
-scores_done_14:
+scores_done_16:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -9957,12 +11892,12 @@ tile_3:
 	TESTQ   $0x00000002, AX
 	JZ      scores_nowide_2
 
-scores_8:
+scores_10:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_15
+	JGE     scores_done_17
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -10043,17 +11978,17 @@ scoresw_chunk2_2:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_52
+	JNZ         pf_skip_93
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_52
+	JAE         pf_skip_93
 	MOVQ        200(SP), SI
 	ADDQ        R9, SI
 	PREFETCHT0  (SI)
 	PREFETCHT0  64(SI)
 	ADDQ        $0x00000080, R9
 
-pf_skip_52:
+pf_skip_93:
 	VCVTPH2PS   16(CX), Y13
 	VCVTPH2PS   16(CX)(R8*1), Y14
 	VMOVUPS     32(DX), Y15
@@ -10069,17 +12004,17 @@ pf_skip_52:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_53
+	JNZ         pf_skip_94
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_53
+	JAE         pf_skip_94
 	MOVQ        200(SP), SI
 	ADDQ        R9, SI
 	PREFETCHT0  (SI)
 	PREFETCHT0  64(SI)
 	ADDQ        $0x00000080, R9
 
-pf_skip_53:
+pf_skip_94:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000040, DX
 	CMPQ CX, 48(SP)
@@ -10103,17 +12038,17 @@ scoresw_odd_2:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_54
+	JNZ         pf_skip_95
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_54
+	JAE         pf_skip_95
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
 	ADDQ        $0x00000080, R9
 
-pf_skip_54:
+pf_skip_95:
 scoresw_chunks_2:
 	VBROADCASTSS scale+64(FP), Y13
 	MOVQ         104(SP), CX
@@ -10257,16 +12192,16 @@ scoresw_done_2:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_8
+	JMP          scores_10
 
-scores_done_15:
+scores_done_17:
 scores_nowide_2:
-scores_9:
+scores_11:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_16
+	JGE     scores_done_18
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -10359,17 +12294,17 @@ scores2_6_chunk2_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_55
+	JNZ         pf_skip_96
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_55
+	JAE         pf_skip_96
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_55:
+pf_skip_96:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -10391,17 +12326,17 @@ pf_skip_55:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_56
+	JNZ         pf_skip_97
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_56
+	JAE         pf_skip_97
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_56:
+pf_skip_97:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -10431,17 +12366,17 @@ scores2_6_odd_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_57
+	JNZ         pf_skip_98
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_57
+	JAE         pf_skip_98
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_57:
+pf_skip_98:
 scores2_6_chunks_1:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -10531,17 +12466,17 @@ scores2_4_chunk2_2:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_58
+	JNZ         pf_skip_99
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_58
+	JAE         pf_skip_99
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_58:
+pf_skip_99:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -10557,17 +12492,17 @@ pf_skip_58:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_59
+	JNZ         pf_skip_100
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_59
+	JAE         pf_skip_100
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_59:
+pf_skip_100:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_2
@@ -10590,17 +12525,17 @@ scores2_4_odd_2:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_60
+	JNZ         pf_skip_101
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_60
+	JAE         pf_skip_101
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_60:
+pf_skip_101:
 scores2_4_chunks_2:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -10710,14 +12645,14 @@ scores2_done_3:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_9
+	JMP       scores_11
 
-scores_done_16:
-scores_10:
+scores_done_18:
+scores_12:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_17
+	JGE     scores_done_19
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -10771,15 +12706,15 @@ scores_pairs_12:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_61
+	JNZ         pf_skip_102
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_61
+	JAE         pf_skip_102
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_61:
+pf_skip_102:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -10829,15 +12764,15 @@ scores_pairs_13:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_62
+	JNZ         pf_skip_103
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_62
+	JAE         pf_skip_103
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_62:
+pf_skip_103:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -10888,7 +12823,7 @@ scores_half_13:
 
 scores_by1_8:
 	TESTQ  BX, BX
-	JZ     scores_done_18
+	JZ     scores_done_20
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   256(SP), R13
@@ -10918,7 +12853,7 @@ scores_chunk1_8:
 	ADDQ         SI, DX
 	JMP          scores_by1_8
 
-scores_done_18:
+scores_done_20:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -10935,9 +12870,9 @@ scores_done_18:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_10
+	JMP          scores_12
 
-scores_done_17:
+scores_done_19:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_5:
@@ -11657,12 +13592,12 @@ softmax_done_6:
 	TESTQ $0x00000002, AX
 	JZ    pv_nowide_2
 
-pv_8:
+pv_10:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_8
+	JGE   pv_done_10
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -11737,17 +13672,17 @@ pvw_row_3:
 	VFMADD231PS  Y8, Y10, Y6
 	VFMADD231PS  Y9, Y10, Y7
 	DECQ         R10
-	JNZ          pf_skip_63
+	JNZ          pf_skip_104
 	MOVQ         ng+16(FP), R10
 	CMPQ         R9, 240(SP)
-	JAE          pf_skip_63
+	JAE          pf_skip_104
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
 	PREFETCHT0   64(R12)
 	ADDQ         $0x00000080, R9
 
-pf_skip_63:
+pf_skip_104:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R11
@@ -11803,17 +13738,17 @@ pvw_row_4:
 	VBROADCASTSS (BX)(CX*1), Y5
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R10
-	JNZ          pf_skip_64
+	JNZ          pf_skip_105
 	MOVQ         ng+16(FP), R10
 	CMPQ         R9, 240(SP)
-	JAE          pf_skip_64
+	JAE          pf_skip_105
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
 	PREFETCHT0   64(R12)
 	ADDQ         $0x00000080, R9
 
-pf_skip_64:
+pf_skip_105:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R11
@@ -11835,16 +13770,16 @@ pvw_next_4:
 	MOVQ R9, 232(SP)
 	MOVQ R10, 248(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_8
+	JMP  pv_10
 
-pv_done_8:
+pv_done_10:
 pv_nowide_2:
-pv_9:
+pv_11:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_9
+	JGE   pv_done_11
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -11922,17 +13857,17 @@ pv2_single_9:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_65
+	JNZ          pf_skip_106
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
-	JAE          pf_skip_65
+	JAE          pf_skip_106
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_65:
+pf_skip_106:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -11997,17 +13932,17 @@ pv2_single_10:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_66
+	JNZ          pf_skip_107
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
-	JAE          pf_skip_66
+	JAE          pf_skip_107
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_66:
+pf_skip_107:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -12058,17 +13993,17 @@ pv2_single_11:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_67
+	JNZ          pf_skip_108
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
-	JAE          pf_skip_67
+	JAE          pf_skip_108
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_67:
+pf_skip_108:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -12110,17 +14045,17 @@ pv2_single_12:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_68
+	JNZ          pf_skip_109
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
-	JAE          pf_skip_68
+	JAE          pf_skip_109
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_68:
+pf_skip_109:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -12138,14 +14073,14 @@ pv2_next_12:
 	MOVQ R10, 232(SP)
 	MOVQ R11, 248(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_9
+	JMP  pv_11
 
-pv_done_9:
-pv_10:
+pv_done_11:
+pv_12:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_10
+	JGE   pv_done_12
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -12215,16 +14150,16 @@ pv_single_32:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_69
+	JNZ          pf_skip_110
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_69
+	JAE          pf_skip_110
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	ADDQ         $0x000000c0, R8
 
-pf_skip_69:
+pf_skip_110:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -12287,15 +14222,15 @@ pv_single_33:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_70
+	JNZ          pf_skip_111
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_70
+	JAE          pf_skip_111
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_70:
+pf_skip_111:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -12355,15 +14290,15 @@ pv_pair_34:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_71
+	JNZ          pf_skip_112
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_71
+	JAE          pf_skip_112
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_71:
+pf_skip_112:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -12383,14 +14318,14 @@ pv_single_34:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_72
+	JNZ          pf_skip_113
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_72
+	JAE          pf_skip_113
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_72:
+pf_skip_113:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -12438,14 +14373,14 @@ pv_pair_35:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_73
+	JNZ          pf_skip_114
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_73
+	JAE          pf_skip_114
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_73:
+pf_skip_114:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -12461,14 +14396,14 @@ pv_single_35:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_74
+	JNZ          pf_skip_115
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_74
+	JAE          pf_skip_115
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_74:
+pf_skip_115:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -12506,14 +14441,14 @@ pv_pair_36:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_75
+	JNZ          pf_skip_116
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_75
+	JAE          pf_skip_116
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_75:
+pf_skip_116:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -12527,14 +14462,14 @@ pv_single_36:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_76
+	JNZ          pf_skip_117
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_76
+	JAE          pf_skip_117
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_76:
+pf_skip_117:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -12550,9 +14485,9 @@ pv_next_36:
 	MOVQ R8, 232(SP)
 	MOVQ R9, 248(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_10
+	JMP  pv_12
 
-pv_done_10:
+pv_done_12:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -12757,7 +14692,7 @@ scores_half_15:
 
 scores_by1_9:
 	TESTQ  R8, R8
-	JZ     scores_done_19
+	JZ     scores_done_21
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -12787,7 +14722,7 @@ scores_chunk1_9:
 	ADDQ         DI, DX
 	JMP          scores_by1_9
 
-scores_done_19:
+scores_done_21:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -13297,12 +15232,12 @@ tile_4:
 	TESTQ   $0x00000002, AX
 	JZ      scores_nowide_3
 
-scores_11:
+scores_13:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000007, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_20
+	JGE     scores_done_22
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -13424,13 +15359,13 @@ scoresw_chunk2_3:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_77
+	JAE         pf_skip_118
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	ADDQ        $0x00000040, R9
 
-pf_skip_77:
+pf_skip_118:
 	VCVTPH2PS   32(CX), Z26
 	VCVTPH2PS   32(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -13458,13 +15393,13 @@ pf_skip_77:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_78
+	JAE         pf_skip_119
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	ADDQ        $0x00000040, R9
 
-pf_skip_78:
+pf_skip_119:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000080, DX
 	ADDQ $0x00000080, SI
@@ -13501,13 +15436,13 @@ scoresw_odd_3:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_79
+	JAE         pf_skip_120
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	ADDQ        $0x00000040, R9
 
-pf_skip_79:
+pf_skip_120:
 scoresw_chunks_3:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
@@ -13804,20 +15739,23 @@ scoresw_done_3:
 	VMOVSS       X6, 24(AX)(CX*4)
 	VMOVSS       X4, 28(AX)(CX*4)
 	ADDQ         $0x00000008, 32(SP)
-	JMP          scores_11
+	JMP          scores_13
 
-scores_done_20:
+scores_done_22:
 scores_nowide_3:
 	MOVQ  mode+104(FP), AX
 	TESTQ $0x00000004, AX
 	JZ    scores_unpaced_2
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000020, AX
+	JZ    scores_whole_3
 
-scores_12:
+scores_14:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_21
+	JGE     scores_done_23
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -13861,9 +15799,9 @@ scores_12:
 	VMOVSS  expconst<>+0(SB), X4
 	VMOVSS  expconst<>+0(SB), X5
 
-scores4_by4_3:
+scores4_by4_5:
 	CMPQ    56(SP), $0x04
-	JL      scores4_lone_3
+	JL      scores4_lone_5
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -13899,9 +15837,9 @@ scores4_by4_3:
 	SUBQ    $0x00000020, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores4_odd_3
+	JAE     scores4_odd_5
 
-scores4_chunk2_3:
+scores4_chunk2_5:
 	VMOVUPS     (DX)(CX*2), Z22
 	VMOVUPS     (BX)(CX*2), Z23
 	VMOVUPS     (SI)(CX*2), Z24
@@ -13916,6 +15854,22 @@ scores4_chunk2_3:
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_121
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_59
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_59:
+	ADDQ $0x00000040, R9
+
+pf_skip_121:
 	VCVTPH2PS   (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -13927,23 +15881,21 @@ scores4_chunk2_3:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_80
+	JAE         pf_skip_122
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
 	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_13
+	JZ          pf_nofar_60
 	MOVQ        R9, R11
 	SUBQ        R10, R11
 	LEAQ        (R9)(R11*2), R11
 	PREFETCHT1  (R11)
-	PREFETCHT1  64(R11)
 
-pf_nofar_13:
-	ADDQ $0x00000080, R9
+pf_nofar_60:
+	ADDQ $0x00000040, R9
 
-pf_skip_80:
+pf_skip_122:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -13958,6 +15910,22 @@ pf_skip_80:
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_123
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_61
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_61:
+	ADDQ $0x00000040, R9
+
+pf_skip_123:
 	VCVTPH2PS   32(CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -13969,30 +15937,28 @@ pf_skip_80:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_81
+	JAE         pf_skip_124
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
 	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_14
+	JZ          pf_nofar_62
 	MOVQ        R9, R11
 	SUBQ        R10, R11
 	LEAQ        (R9)(R11*2), R11
 	PREFETCHT1  (R11)
-	PREFETCHT1  64(R11)
 
-pf_nofar_14:
-	ADDQ $0x00000080, R9
+pf_nofar_62:
+	ADDQ $0x00000040, R9
 
-pf_skip_81:
+pf_skip_124:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
-	JB   scores4_chunk2_3
+	JB   scores4_chunk2_5
 
-scores4_odd_3:
+scores4_odd_5:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_chunks_3
+	JAE         scores4_chunks_5
 	VMOVUPS     (DX)(CX*2), Z22
 	VMOVUPS     (BX)(CX*2), Z23
 	VMOVUPS     (SI)(CX*2), Z24
@@ -14007,6 +15973,22 @@ scores4_odd_3:
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_125
+	MOVQ        200(SP), DX
+	ADDQ        R9, DX
+	PREFETCHT0  (DX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_63
+	MOVQ        R9, BX
+	SUBQ        DX, BX
+	LEAQ        (R9)(BX*2), BX
+	PREFETCHT1  (BX)
+
+pf_nofar_63:
+	ADDQ $0x00000040, R9
+
+pf_skip_125:
 	VCVTPH2PS   (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -14018,24 +16000,22 @@ scores4_odd_3:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_82
+	JAE         pf_skip_126
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
-	PREFETCHT0  64(CX)
 	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_15
+	JZ          pf_nofar_64
 	MOVQ        R9, DX
 	SUBQ        CX, DX
 	LEAQ        (R9)(DX*2), DX
 	PREFETCHT1  (DX)
-	PREFETCHT1  64(DX)
 
-pf_nofar_15:
-	ADDQ $0x00000080, R9
+pf_nofar_64:
+	ADDQ $0x00000040, R9
 
-pf_skip_82:
-scores4_chunks_3:
+pf_skip_126:
+scores4_chunks_5:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
 	VSHUFF32X4   $0xee, Z7, Z6, Z6
@@ -14109,12 +16089,12 @@ scores4_chunks_3:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores4_by4_3
+	JMP          scores4_by4_5
 
-scores4_lone_3:
-scores4_by1_3:
+scores4_lone_5:
+scores4_by1_5:
 	CMPQ    56(SP), $0x00
-	JE      scores4_done_3
+	JE      scores4_done_5
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -14136,7 +16116,7 @@ scores4_by1_3:
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
-scores4_chunk1_3:
+scores4_chunk1_5:
 	VCVTPH2PS     (AX), Z10
 	VFMADD231PS   (CX)(AX*2), Z10, Z6
 	VFMADD231PS   (DX)(AX*2), Z10, Z7
@@ -14144,7 +16124,7 @@ scores4_chunk1_3:
 	VFMADD231PS   (SI)(AX*2), Z10, Z9
 	ADDQ          $0x00000020, AX
 	CMPQ          AX, 40(SP)
-	JB            scores4_chunk1_3
+	JB            scores4_chunk1_5
 	VEXTRACTF64X4 $0x01, Z6, Y10
 	VADDPS        Y10, Y6, Y10
 	VEXTRACTF32X4 $0x01, Y10, X6
@@ -14201,9 +16181,9 @@ scores4_chunk1_3:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores4_by1_3
+	JMP           scores4_by1_5
 
-scores4_done_3:
+scores4_done_5:
 	VEXTRACTF128 $0x01, Y0, X6
 	VMOVHLPS     X0, X0, X7
 	VMAXPS       X7, X0, X0
@@ -14237,18 +16217,18 @@ scores4_done_3:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_12
+	JMP          scores_14
 
-scores_done_21:
-	JMP scores_noquads_2
+scores_done_23:
+	JMP scores_split_done_3
 
-scores_unpaced_2:
-scores_13:
+scores_whole_3:
+scores_15:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_22
+	JGE     scores_done_24
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -14292,9 +16272,9 @@ scores_13:
 	VMOVSS  expconst<>+0(SB), X4
 	VMOVSS  expconst<>+0(SB), X5
 
-scores4_by4_4:
+scores4_by4_6:
 	CMPQ    56(SP), $0x04
-	JL      scores4_lone_4
+	JL      scores4_lone_6
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -14330,9 +16310,9 @@ scores4_by4_4:
 	SUBQ    $0x00000020, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores4_odd_4
+	JAE     scores4_odd_6
 
-scores4_chunk2_4:
+scores4_chunk2_6:
 	VMOVUPS     (DX)(CX*2), Z22
 	VMOVUPS     (BX)(CX*2), Z23
 	VMOVUPS     (SI)(CX*2), Z24
@@ -14358,27 +16338,23 @@ scores4_chunk2_4:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_83
+	JAE         pf_skip_127
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
 	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_16
+	JZ          pf_nofar_65
 	MOVQ        R9, R11
 	SUBQ        R10, R11
 	LEAQ        (R9)(R11*2), R11
 	PREFETCHT1  (R11)
 	PREFETCHT1  64(R11)
-	PREFETCHT1  128(R11)
-	PREFETCHT1  192(R11)
 
-pf_nofar_16:
-	ADDQ $0x00000100, R9
+pf_nofar_65:
+	ADDQ $0x00000080, R9
 
-pf_skip_83:
+pf_skip_127:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -14404,34 +16380,30 @@ pf_skip_83:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_84
+	JAE         pf_skip_128
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
 	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_17
+	JZ          pf_nofar_66
 	MOVQ        R9, R11
 	SUBQ        R10, R11
 	LEAQ        (R9)(R11*2), R11
 	PREFETCHT1  (R11)
 	PREFETCHT1  64(R11)
-	PREFETCHT1  128(R11)
-	PREFETCHT1  192(R11)
 
-pf_nofar_17:
-	ADDQ $0x00000100, R9
+pf_nofar_66:
+	ADDQ $0x00000080, R9
 
-pf_skip_84:
+pf_skip_128:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
-	JB   scores4_chunk2_4
+	JB   scores4_chunk2_6
 
-scores4_odd_4:
+scores4_odd_6:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_chunks_4
+	JAE         scores4_chunks_6
 	VMOVUPS     (DX)(CX*2), Z22
 	VMOVUPS     (BX)(CX*2), Z23
 	VMOVUPS     (SI)(CX*2), Z24
@@ -14457,7 +16429,1020 @@ scores4_odd_4:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_85
+	JAE         pf_skip_129
+	MOVQ        200(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	PREFETCHT0  64(CX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_67
+	MOVQ        R9, DX
+	SUBQ        CX, DX
+	LEAQ        (R9)(DX*2), DX
+	PREFETCHT1  (DX)
+	PREFETCHT1  64(DX)
+
+pf_nofar_67:
+	ADDQ $0x00000080, R9
+
+pf_skip_129:
+scores4_chunks_6:
+	VBROADCASTSS scale+64(FP), Y22
+	VSHUFF32X4   $0x44, Z7, Z6, Z23
+	VSHUFF32X4   $0xee, Z7, Z6, Z6
+	VADDPS       Z6, Z23, Z23
+	VSHUFF32X4   $0x44, Z9, Z8, Z6
+	VSHUFF32X4   $0xee, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z11, Z10, Z7
+	VSHUFF32X4   $0xee, Z11, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z13, Z12, Z8
+	VSHUFF32X4   $0xee, Z13, Z12, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x88, Z6, Z23, Z9
+	VSHUFF32X4   $0xdd, Z6, Z23, Z6
+	VADDPS       Z6, Z9, Z9
+	VSHUFF32X4   $0x88, Z8, Z7, Z6
+	VSHUFF32X4   $0xdd, Z8, Z7, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z9, Z7
+	VSHUFPS      $0xdd, Z6, Z9, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z15, Z14, Z6
+	VSHUFF32X4   $0xee, Z15, Z14, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z17, Z16, Z7
+	VSHUFF32X4   $0xee, Z17, Z16, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z19, Z18, Z8
+	VSHUFF32X4   $0xee, Z19, Z18, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x44, Z21, Z20, Z9
+	VSHUFF32X4   $0xee, Z21, Z20, Z10
+	VADDPS       Z10, Z9, Z9
+	VSHUFF32X4   $0x88, Z7, Z6, Z10
+	VSHUFF32X4   $0xdd, Z7, Z6, Z6
+	VADDPS       Z6, Z10, Z10
+	VSHUFF32X4   $0x88, Z9, Z8, Z6
+	VSHUFF32X4   $0xdd, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z10, Z7
+	VSHUFPS      $0xdd, Z6, Z10, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y1, Y1
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores4_by4_6
+
+scores4_lone_6:
+scores4_by1_6:
+	CMPQ    56(SP), $0x00
+	JE      scores4_done_6
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    240(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_6:
+	VCVTPH2PS     (AX), Z10
+	VFMADD231PS   (CX)(AX*2), Z10, Z6
+	VFMADD231PS   (DX)(AX*2), Z10, Z7
+	VFMADD231PS   (BX)(AX*2), Z10, Z8
+	VFMADD231PS   (SI)(AX*2), Z10, Z9
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_6
+	VEXTRACTF64X4 $0x01, Z6, Y10
+	VADDPS        Y10, Y6, Y10
+	VEXTRACTF32X4 $0x01, Y10, X6
+	VADDPS        X10, X6, X6
+	VMOVHLPS      X6, X6, X10
+	VADDPS        X10, X6, X6
+	VMOVSHDUP     X6, X10
+	VADDPS        X10, X6, X6
+	VMULSS        scale+64(FP), X6, X6
+	VMAXSS        X6, X2, X2
+	MOVQ          104(SP), AX
+	VMOVSS        X6, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X3, X3
+	MOVQ          112(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z8, Y6
+	VADDPS        Y6, Y8, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X4, X4
+	MOVQ          120(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z9, Y6
+	VADDPS        Y6, Y9, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X5, X5
+	MOVQ          128(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores4_by1_6
+
+scores4_done_6:
+	VEXTRACTF128 $0x01, Y0, X6
+	VMOVHLPS     X0, X0, X7
+	VMAXPS       X7, X0, X0
+	VMOVSHDUP    X0, X7
+	VMAXPS       X7, X0, X0
+	VMAXSS       X2, X0, X0
+	VMOVHLPS     X6, X6, X2
+	VMAXPS       X2, X6, X6
+	VMOVSHDUP    X6, X2
+	VMAXPS       X2, X6, X6
+	VMAXSS       X3, X6, X6
+	VEXTRACTF128 $0x01, Y1, X2
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X4, X1, X1
+	VMOVHLPS     X2, X2, X3
+	VMAXPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VMAXPS       X3, X2, X2
+	VMAXSS       X5, X2, X2
+	MOVQ         R9, 208(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+	VMOVSS       X6, 4(AX)(CX*4)
+	VMOVSS       X1, 8(AX)(CX*4)
+	VMOVSS       X2, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_15
+
+scores_done_24:
+scores_split_done_3:
+	JMP scores_noquads_2
+
+scores_unpaced_2:
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000020, AX
+	JZ    scores_whole_4
+
+scores_16:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_25
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    208(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+	VMOVSS  expconst<>+0(SB), X5
+
+scores4_by4_7:
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_7
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS expconst<>+1344(SB), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS expconst<>+1344(SB), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	SUBQ    CX, DI
+	MOVQ    240(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores4_odd_7
+
+scores4_chunk2_7:
+	VMOVUPS     (DX)(CX*2), Z22
+	VMOVUPS     (BX)(CX*2), Z23
+	VMOVUPS     (SI)(CX*2), Z24
+	VMOVUPS     (DI)(CX*2), Z25
+	VCVTPH2PS   (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_130
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_68
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_68:
+	ADDQ $0x00000040, R9
+
+pf_skip_130:
+	VCVTPH2PS   (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_131
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_69
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_69:
+	ADDQ $0x00000040, R9
+
+pf_skip_131:
+	VCVTPH2PS   (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_132
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_70
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_70:
+	ADDQ $0x00000040, R9
+
+pf_skip_132:
+	VCVTPH2PS   (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_133
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_71
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_71:
+	ADDQ $0x00000040, R9
+
+pf_skip_133:
+	VMOVUPS     64(DX)(CX*2), Z22
+	VMOVUPS     64(BX)(CX*2), Z23
+	VMOVUPS     64(SI)(CX*2), Z24
+	VMOVUPS     64(DI)(CX*2), Z25
+	VCVTPH2PS   32(CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_134
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_72
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_72:
+	ADDQ $0x00000040, R9
+
+pf_skip_134:
+	VCVTPH2PS   32(CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_135
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_73
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_73:
+	ADDQ $0x00000040, R9
+
+pf_skip_135:
+	VCVTPH2PS   32(CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_136
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_74
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_74:
+	ADDQ $0x00000040, R9
+
+pf_skip_136:
+	VCVTPH2PS   32(CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_137
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_75
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+
+pf_nofar_75:
+	ADDQ $0x00000040, R9
+
+pf_skip_137:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 48(SP)
+	JB   scores4_chunk2_7
+
+scores4_odd_7:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_chunks_7
+	VMOVUPS     (DX)(CX*2), Z22
+	VMOVUPS     (BX)(CX*2), Z23
+	VMOVUPS     (SI)(CX*2), Z24
+	VMOVUPS     (DI)(CX*2), Z25
+	VCVTPH2PS   (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_138
+	MOVQ        200(SP), DX
+	ADDQ        R9, DX
+	PREFETCHT0  (DX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_76
+	MOVQ        R9, BX
+	SUBQ        DX, BX
+	LEAQ        (R9)(BX*2), BX
+	PREFETCHT1  (BX)
+
+pf_nofar_76:
+	ADDQ $0x00000040, R9
+
+pf_skip_138:
+	VCVTPH2PS   (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_139
+	MOVQ        200(SP), DX
+	ADDQ        R9, DX
+	PREFETCHT0  (DX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_77
+	MOVQ        R9, BX
+	SUBQ        DX, BX
+	LEAQ        (R9)(BX*2), BX
+	PREFETCHT1  (BX)
+
+pf_nofar_77:
+	ADDQ $0x00000040, R9
+
+pf_skip_139:
+	VCVTPH2PS   (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_140
+	MOVQ        200(SP), DX
+	ADDQ        R9, DX
+	PREFETCHT0  (DX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_78
+	MOVQ        R9, BX
+	SUBQ        DX, BX
+	LEAQ        (R9)(BX*2), BX
+	PREFETCHT1  (BX)
+
+pf_nofar_78:
+	ADDQ $0x00000040, R9
+
+pf_skip_140:
+	VCVTPH2PS   (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_141
+	MOVQ        200(SP), CX
+	ADDQ        R9, CX
+	PREFETCHT0  (CX)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_79
+	MOVQ        R9, DX
+	SUBQ        CX, DX
+	LEAQ        (R9)(DX*2), DX
+	PREFETCHT1  (DX)
+
+pf_nofar_79:
+	ADDQ $0x00000040, R9
+
+pf_skip_141:
+scores4_chunks_7:
+	VBROADCASTSS scale+64(FP), Y22
+	VSHUFF32X4   $0x44, Z7, Z6, Z23
+	VSHUFF32X4   $0xee, Z7, Z6, Z6
+	VADDPS       Z6, Z23, Z23
+	VSHUFF32X4   $0x44, Z9, Z8, Z6
+	VSHUFF32X4   $0xee, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z11, Z10, Z7
+	VSHUFF32X4   $0xee, Z11, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z13, Z12, Z8
+	VSHUFF32X4   $0xee, Z13, Z12, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x88, Z6, Z23, Z9
+	VSHUFF32X4   $0xdd, Z6, Z23, Z6
+	VADDPS       Z6, Z9, Z9
+	VSHUFF32X4   $0x88, Z8, Z7, Z6
+	VSHUFF32X4   $0xdd, Z8, Z7, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z9, Z7
+	VSHUFPS      $0xdd, Z6, Z9, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z15, Z14, Z6
+	VSHUFF32X4   $0xee, Z15, Z14, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z17, Z16, Z7
+	VSHUFF32X4   $0xee, Z17, Z16, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z19, Z18, Z8
+	VSHUFF32X4   $0xee, Z19, Z18, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x44, Z21, Z20, Z9
+	VSHUFF32X4   $0xee, Z21, Z20, Z10
+	VADDPS       Z10, Z9, Z9
+	VSHUFF32X4   $0x88, Z7, Z6, Z10
+	VSHUFF32X4   $0xdd, Z7, Z6, Z6
+	VADDPS       Z6, Z10, Z10
+	VSHUFF32X4   $0x88, Z9, Z8, Z6
+	VSHUFF32X4   $0xdd, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z10, Z7
+	VSHUFPS      $0xdd, Z6, Z10, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y1, Y1
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores4_by4_7
+
+scores4_lone_7:
+scores4_by1_7:
+	CMPQ    56(SP), $0x00
+	JE      scores4_done_7
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    240(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_7:
+	VCVTPH2PS     (AX), Z10
+	VFMADD231PS   (CX)(AX*2), Z10, Z6
+	VFMADD231PS   (DX)(AX*2), Z10, Z7
+	VFMADD231PS   (BX)(AX*2), Z10, Z8
+	VFMADD231PS   (SI)(AX*2), Z10, Z9
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_7
+	VEXTRACTF64X4 $0x01, Z6, Y10
+	VADDPS        Y10, Y6, Y10
+	VEXTRACTF32X4 $0x01, Y10, X6
+	VADDPS        X10, X6, X6
+	VMOVHLPS      X6, X6, X10
+	VADDPS        X10, X6, X6
+	VMOVSHDUP     X6, X10
+	VADDPS        X10, X6, X6
+	VMULSS        scale+64(FP), X6, X6
+	VMAXSS        X6, X2, X2
+	MOVQ          104(SP), AX
+	VMOVSS        X6, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X3, X3
+	MOVQ          112(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z8, Y6
+	VADDPS        Y6, Y8, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X4, X4
+	MOVQ          120(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z9, Y6
+	VADDPS        Y6, Y9, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X5, X5
+	MOVQ          128(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores4_by1_7
+
+scores4_done_7:
+	VEXTRACTF128 $0x01, Y0, X6
+	VMOVHLPS     X0, X0, X7
+	VMAXPS       X7, X0, X0
+	VMOVSHDUP    X0, X7
+	VMAXPS       X7, X0, X0
+	VMAXSS       X2, X0, X0
+	VMOVHLPS     X6, X6, X2
+	VMAXPS       X2, X6, X6
+	VMOVSHDUP    X6, X2
+	VMAXPS       X2, X6, X6
+	VMAXSS       X3, X6, X6
+	VEXTRACTF128 $0x01, Y1, X2
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X4, X1, X1
+	VMOVHLPS     X2, X2, X3
+	VMAXPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VMAXPS       X3, X2, X2
+	VMAXSS       X5, X2, X2
+	MOVQ         R9, 208(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+	VMOVSS       X6, 4(AX)(CX*4)
+	VMOVSS       X1, 8(AX)(CX*4)
+	VMOVSS       X2, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_16
+
+scores_done_25:
+	JMP scores_split_done_4
+
+scores_whole_4:
+scores_17:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_26
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    208(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+	VMOVSS  expconst<>+0(SB), X5
+
+scores4_by4_8:
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_8
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS expconst<>+1344(SB), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS expconst<>+1344(SB), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	SUBQ    CX, DI
+	MOVQ    240(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores4_odd_8
+
+scores4_chunk2_8:
+	VMOVUPS     (DX)(CX*2), Z22
+	VMOVUPS     (BX)(CX*2), Z23
+	VMOVUPS     (SI)(CX*2), Z24
+	VMOVUPS     (DI)(CX*2), Z25
+	VCVTPH2PS   (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VCVTPH2PS   (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VCVTPH2PS   (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VCVTPH2PS   (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_142
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_80
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+	PREFETCHT1  64(R11)
+	PREFETCHT1  128(R11)
+	PREFETCHT1  192(R11)
+
+pf_nofar_80:
+	ADDQ $0x00000100, R9
+
+pf_skip_142:
+	VMOVUPS     64(DX)(CX*2), Z22
+	VMOVUPS     64(BX)(CX*2), Z23
+	VMOVUPS     64(SI)(CX*2), Z24
+	VMOVUPS     64(DI)(CX*2), Z25
+	VCVTPH2PS   32(CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VCVTPH2PS   32(CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VCVTPH2PS   32(CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VCVTPH2PS   32(CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_143
+	MOVQ        200(SP), R10
+	ADDQ        R9, R10
+	PREFETCHT0  (R10)
+	PREFETCHT0  64(R10)
+	PREFETCHT0  128(R10)
+	PREFETCHT0  192(R10)
+	TESTQ       $0x00000010, mode+104(FP)
+	JZ          pf_nofar_81
+	MOVQ        R9, R11
+	SUBQ        R10, R11
+	LEAQ        (R9)(R11*2), R11
+	PREFETCHT1  (R11)
+	PREFETCHT1  64(R11)
+	PREFETCHT1  128(R11)
+	PREFETCHT1  192(R11)
+
+pf_nofar_81:
+	ADDQ $0x00000100, R9
+
+pf_skip_143:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 48(SP)
+	JB   scores4_chunk2_8
+
+scores4_odd_8:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_chunks_8
+	VMOVUPS     (DX)(CX*2), Z22
+	VMOVUPS     (BX)(CX*2), Z23
+	VMOVUPS     (SI)(CX*2), Z24
+	VMOVUPS     (DI)(CX*2), Z25
+	VCVTPH2PS   (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VCVTPH2PS   (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VCVTPH2PS   (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VCVTPH2PS   (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 216(SP)
+	JAE         pf_skip_144
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -14465,7 +17450,7 @@ scores4_odd_4:
 	PREFETCHT0  128(CX)
 	PREFETCHT0  192(CX)
 	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_18
+	JZ          pf_nofar_82
 	MOVQ        R9, DX
 	SUBQ        CX, DX
 	LEAQ        (R9)(DX*2), DX
@@ -14474,11 +17459,11 @@ scores4_odd_4:
 	PREFETCHT1  128(DX)
 	PREFETCHT1  192(DX)
 
-pf_nofar_18:
+pf_nofar_82:
 	ADDQ $0x00000100, R9
 
-pf_skip_85:
-scores4_chunks_4:
+pf_skip_144:
+scores4_chunks_8:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
 	VSHUFF32X4   $0xee, Z7, Z6, Z6
@@ -14552,12 +17537,12 @@ scores4_chunks_4:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores4_by4_4
+	JMP          scores4_by4_8
 
-scores4_lone_4:
-scores4_by1_4:
+scores4_lone_8:
+scores4_by1_8:
 	CMPQ    56(SP), $0x00
-	JE      scores4_done_4
+	JE      scores4_done_8
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -14579,7 +17564,7 @@ scores4_by1_4:
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
-scores4_chunk1_4:
+scores4_chunk1_8:
 	VCVTPH2PS     (AX), Z10
 	VFMADD231PS   (CX)(AX*2), Z10, Z6
 	VFMADD231PS   (DX)(AX*2), Z10, Z7
@@ -14587,7 +17572,7 @@ scores4_chunk1_4:
 	VFMADD231PS   (SI)(AX*2), Z10, Z9
 	ADDQ          $0x00000020, AX
 	CMPQ          AX, 40(SP)
-	JB            scores4_chunk1_4
+	JB            scores4_chunk1_8
 	VEXTRACTF64X4 $0x01, Z6, Y10
 	VADDPS        Y10, Y6, Y10
 	VEXTRACTF32X4 $0x01, Y10, X6
@@ -14644,9 +17629,9 @@ scores4_chunk1_4:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores4_by1_4
+	JMP           scores4_by1_8
 
-scores4_done_4:
+scores4_done_8:
 	VEXTRACTF128 $0x01, Y0, X6
 	VMOVHLPS     X0, X0, X7
 	VMAXPS       X7, X0, X0
@@ -14680,16 +17665,17 @@ scores4_done_4:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_13
+	JMP          scores_17
 
-scores_done_22:
+scores_done_26:
+scores_split_done_4:
 scores_noquads_2:
-scores_14:
+scores_18:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_23
+	JGE     scores_done_27
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -14787,7 +17773,7 @@ scores2_8_chunk2_2:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_86
+	JAE         pf_skip_145
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -14796,7 +17782,7 @@ scores2_8_chunk2_2:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_86:
+pf_skip_145:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -14824,7 +17810,7 @@ pf_skip_86:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_87
+	JAE         pf_skip_146
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -14833,7 +17819,7 @@ pf_skip_86:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_87:
+pf_skip_146:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -14869,7 +17855,7 @@ scores2_8_odd_2:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_88
+	JAE         pf_skip_147
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -14878,7 +17864,7 @@ scores2_8_odd_2:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_88:
+pf_skip_147:
 scores2_8_chunks_2:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -15030,14 +18016,14 @@ scores2_done_4:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_14
+	JMP           scores_18
 
-scores_done_23:
-scores_15:
+scores_done_27:
+scores_19:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_24
+	JGE     scores_done_28
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -15121,7 +18107,7 @@ scores_by8_10:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_89
+	JAE         pf_skip_148
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -15132,7 +18118,7 @@ scores_by8_10:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_89:
+pf_skip_148:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -15166,7 +18152,7 @@ pf_skip_89:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_90
+	JAE         pf_skip_149
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -15177,7 +18163,7 @@ pf_skip_89:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_90:
+pf_skip_149:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -15211,7 +18197,7 @@ pf_skip_90:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_91
+	JAE         pf_skip_150
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -15222,7 +18208,7 @@ pf_skip_90:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_91:
+pf_skip_150:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -15256,7 +18242,7 @@ pf_skip_91:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_92
+	JAE         pf_skip_151
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -15267,7 +18253,7 @@ pf_skip_91:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_92:
+pf_skip_151:
 	JMP scores_reduce_10
 
 scores_seq_no_7:
@@ -15294,14 +18280,14 @@ scores_seq_no_7:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_93
+	JAE         pf_skip_152
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_93:
+pf_skip_152:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -15319,14 +18305,14 @@ pf_skip_93:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_94
+	JAE         pf_skip_153
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_94:
+pf_skip_153:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -15344,14 +18330,14 @@ pf_skip_94:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_95
+	JAE         pf_skip_154
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_95:
+pf_skip_154:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -15369,14 +18355,14 @@ pf_skip_95:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_96
+	JAE         pf_skip_155
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_96:
+pf_skip_155:
 	JMP scores_reduce_10
 
 scores_seq_no_8:
@@ -15402,14 +18388,14 @@ scores_pairs_16:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_97
+	JAE         pf_skip_156
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_97:
+pf_skip_156:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -15494,7 +18480,7 @@ scores_reduce_10:
 
 scores_by1_10:
 	TESTQ   BX, BX
-	JZ      scores_done_25
+	JZ      scores_done_29
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    240(SP), R12
@@ -15526,7 +18512,7 @@ scores_chunk1_10:
 	ADDQ          SI, DX
 	JMP           scores_by1_10
 
-scores_done_25:
+scores_done_29:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -15887,7 +18873,7 @@ scores_reduce_11:
 
 scores_by1_11:
 	TESTQ   BX, BX
-	JZ      scores_done_26
+	JZ      scores_done_30
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    240(SP), R11
@@ -15919,7 +18905,7 @@ scores_chunk1_11:
 	ADDQ          SI, DX
 	JMP           scores_by1_11
 
-scores_done_26:
+scores_done_30:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -15936,9 +18922,9 @@ scores_done_26:
 
 scores_first_done_2:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_15
+	JMP  scores_19
 
-scores_done_24:
+scores_done_28:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_7:
@@ -15949,7 +18935,7 @@ softmax_7:
 	JGE        softmax_done_7
 	MOVQ       224(SP), AX
 	CMPQ       AX, 232(SP)
-	JAE        pf_skip_98
+	JAE        pf_skip_157
 	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	PREFETCHT0 (CX)
@@ -15958,7 +18944,7 @@ softmax_7:
 	PREFETCHT0 192(CX)
 	ADDQ       $0x00000100, AX
 
-pf_skip_98:
+pf_skip_157:
 	MOVQ         AX, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
@@ -16653,12 +19639,12 @@ softmax_done_8:
 	TESTQ $0x00000002, AX
 	JZ    pv_nowide_3
 
-pv_11:
+pv_13:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000007, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_11
+	JGE   pv_done_13
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -16765,13 +19751,13 @@ pvw_row_5:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_99
+	JAE          pf_skip_158
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
 	ADDQ         $0x00000040, R9
 
-pf_skip_99:
+pf_skip_158:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -16857,13 +19843,13 @@ pvw_row_6:
 	VBROADCASTSS (R11)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_100
+	JAE          pf_skip_159
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
 	ADDQ         $0x00000040, R9
 
-pf_skip_100:
+pf_skip_159:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -16893,20 +19879,23 @@ pvw_merge_6:
 pvw_next_6:
 	MOVQ R9, 224(SP)
 	ADDQ $0x00000008, 32(SP)
-	JMP  pv_11
+	JMP  pv_13
 
-pv_done_11:
+pv_done_13:
 pv_nowide_3:
 	MOVQ  mode+104(FP), AX
 	TESTQ $0x00000004, AX
 	JZ    pv_unpaced_2
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000020, AX
+	JZ    pv_whole_3
 
-pv_12:
+pv_14:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_12
+	JGE   pv_done_14
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -16938,12 +19927,12 @@ pv_12:
 	MOVQ  SI, 120(SP)
 	MOVQ  $0x00000000, 128(SP)
 
-pv4_block_7:
+pv4_block_13:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv4_next_7
+	JL      pv4_next_13
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -16970,9 +19959,352 @@ pv4_block_7:
 	ADDQ    112(SP), SI
 	MOVQ    120(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_7
+	JZ      pv4_merge_13
 
-pv4_row_7:
+pv4_row_13:
+	VCVTPH2PS    (SI), Z16
+	VCVTPH2PS    32(SI), Z17
+	VCVTPH2PS    64(SI), Z18
+	VCVTPH2PS    96(SI), Z19
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (BX)(DI*1), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_160
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_83
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_83:
+	ADDQ $0x00000040, R9
+
+pf_skip_160:
+	VBROADCASTSS (BX)(DI*2), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS (BX)(CX*1), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_161
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_84
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_84:
+	ADDQ $0x00000040, R9
+
+pf_skip_161:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_13
+
+pv4_merge_13:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	VMOVUPS Z2, 128(BX)(DX*1)
+	VMOVUPS Z3, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	VMOVUPS Z6, 128(BX)(DX*1)
+	VMOVUPS Z7, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	VMOVUPS Z10, 128(BX)(DX*1)
+	VMOVUPS Z11, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z12, (BX)(DX*1)
+	VMOVUPS Z13, 64(BX)(DX*1)
+	VMOVUPS Z14, 128(BX)(DX*1)
+	VMOVUPS Z15, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 128(SP)
+	JMP     pv4_block_13
+
+pv4_next_13:
+pv4_block_14:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_14
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_14
+
+pv4_row_14:
+	VCVTPH2PS    (SI), Z8
+	VCVTPH2PS    32(SI), Z9
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (BX)(DI*1), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_162
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_85
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_85:
+	ADDQ $0x00000040, R9
+
+pf_skip_162:
+	VBROADCASTSS (BX)(DI*2), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_163
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_86
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_86:
+	ADDQ $0x00000040, R9
+
+pf_skip_163:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_14
+
+pv4_merge_14:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 128(SP)
+	JMP     pv4_block_14
+
+pv4_next_14:
+pv4_block_15:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_15
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_15
+
+pv4_row_15:
+	VCVTPH2PS    (SI), Z4
+	VBROADCASTSS (BX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (BX)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_164
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_87
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_87:
+	ADDQ $0x00000040, R9
+
+pf_skip_164:
+	VBROADCASTSS (BX)(DI*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (BX)(CX*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_165
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_88
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_88:
+	ADDQ $0x00000040, R9
+
+pf_skip_165:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_15
+
+pv4_merge_15:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pv4_block_15
+
+pv4_next_15:
+	MOVQ R9, 224(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_14
+
+pv_done_14:
+	JMP pv_split_done_3
+
+pv_whole_3:
+pv_15:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_15
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  224(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pv4_block_16:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_16
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	VMOVUPS 128(BX)(DX*1), Z2
+	VMOVUPS 192(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	VMOVUPS 128(BX)(DX*1), Z6
+	VMOVUPS 192(BX)(DX*1), Z7
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	VMOVUPS 128(BX)(DX*1), Z10
+	VMOVUPS 192(BX)(DX*1), Z11
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z12
+	VMOVUPS 64(BX)(DX*1), Z13
+	VMOVUPS 128(BX)(DX*1), Z14
+	VMOVUPS 192(BX)(DX*1), Z15
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_16
+
+pv4_row_16:
 	VCVTPH2PS    (SI), Z16
 	VCVTPH2PS    32(SI), Z17
 	VCVTPH2PS    64(SI), Z18
@@ -16998,29 +20330,29 @@ pv4_row_7:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_101
+	JAE          pf_skip_166
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
 	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_19
+	JZ           pf_nofar_89
 	MOVQ         R9, R12
 	SUBQ         R11, R12
 	LEAQ         (R9)(R12*2), R12
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 
-pf_nofar_19:
+pf_nofar_89:
 	ADDQ $0x00000080, R9
 
-pf_skip_101:
+pf_skip_166:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_7
+	JNZ  pv4_row_16
 
-pv4_merge_7:
+pv4_merge_16:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -17042,15 +20374,15 @@ pv4_merge_7:
 	VMOVUPS Z14, 128(BX)(DX*1)
 	VMOVUPS Z15, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 128(SP)
-	JMP     pv4_block_7
+	JMP     pv4_block_16
 
-pv4_next_7:
-pv4_block_8:
+pv4_next_16:
+pv4_block_17:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv4_next_8
+	JL      pv4_next_17
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -17069,9 +20401,9 @@ pv4_block_8:
 	ADDQ    112(SP), SI
 	MOVQ    120(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_8
+	JZ      pv4_merge_17
 
-pv4_row_8:
+pv4_row_17:
 	VCVTPH2PS    (SI), Z8
 	VCVTPH2PS    32(SI), Z9
 	VBROADCASTSS (BX), Z10
@@ -17087,29 +20419,29 @@ pv4_row_8:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_102
+	JAE          pf_skip_167
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
 	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_20
+	JZ           pf_nofar_90
 	MOVQ         R9, R12
 	SUBQ         R11, R12
 	LEAQ         (R9)(R12*2), R12
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 
-pf_nofar_20:
+pf_nofar_90:
 	ADDQ $0x00000080, R9
 
-pf_skip_102:
+pf_skip_167:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_8
+	JNZ  pv4_row_17
 
-pv4_merge_8:
+pv4_merge_17:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -17123,15 +20455,15 @@ pv4_merge_8:
 	VMOVUPS Z6, (BX)(DX*1)
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 128(SP)
-	JMP     pv4_block_8
+	JMP     pv4_block_17
 
-pv4_next_8:
-pv4_block_9:
+pv4_next_17:
+pv4_block_18:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv4_next_9
+	JL      pv4_next_18
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -17146,9 +20478,9 @@ pv4_block_9:
 	ADDQ    112(SP), SI
 	MOVQ    120(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_9
+	JZ      pv4_merge_18
 
-pv4_row_9:
+pv4_row_18:
 	VCVTPH2PS    (SI), Z4
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -17159,29 +20491,29 @@ pv4_row_9:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_103
+	JAE          pf_skip_168
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
 	PREFETCHT0   64(R11)
 	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_21
+	JZ           pf_nofar_91
 	MOVQ         R9, R12
 	SUBQ         R11, R12
 	LEAQ         (R9)(R12*2), R12
 	PREFETCHT1   (R12)
 	PREFETCHT1   64(R12)
 
-pf_nofar_21:
+pf_nofar_91:
 	ADDQ $0x00000080, R9
 
-pf_skip_103:
+pf_skip_168:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_9
+	JNZ  pv4_row_18
 
-pv4_merge_9:
+pv4_merge_18:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -17191,23 +20523,28 @@ pv4_merge_9:
 	MOVQ    64(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 128(SP)
-	JMP     pv4_block_9
+	JMP     pv4_block_18
 
-pv4_next_9:
+pv4_next_18:
 	MOVQ R9, 224(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_12
+	JMP  pv_15
 
-pv_done_12:
+pv_done_15:
+pv_split_done_3:
 	JMP pv_noquads_2
 
 pv_unpaced_2:
-pv_13:
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000020, AX
+	JZ    pv_whole_4
+
+pv_16:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_13
+	JGE   pv_done_16
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -17239,12 +20576,12 @@ pv_13:
 	MOVQ  SI, 120(SP)
 	MOVQ  $0x00000000, 128(SP)
 
-pv4_block_10:
+pv4_block_19:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv4_next_10
+	JL      pv4_next_19
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -17271,9 +20608,448 @@ pv4_block_10:
 	ADDQ    112(SP), SI
 	MOVQ    120(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_10
+	JZ      pv4_merge_19
 
-pv4_row_10:
+pv4_row_19:
+	VCVTPH2PS    (SI), Z16
+	VCVTPH2PS    32(SI), Z17
+	VCVTPH2PS    64(SI), Z18
+	VCVTPH2PS    96(SI), Z19
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_169
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_92
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_92:
+	ADDQ $0x00000040, R9
+
+pf_skip_169:
+	VBROADCASTSS (BX)(DI*1), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_170
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_93
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_93:
+	ADDQ $0x00000040, R9
+
+pf_skip_170:
+	VBROADCASTSS (BX)(DI*2), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_171
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_94
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_94:
+	ADDQ $0x00000040, R9
+
+pf_skip_171:
+	VBROADCASTSS (BX)(CX*1), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_172
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_95
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_95:
+	ADDQ $0x00000040, R9
+
+pf_skip_172:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_19
+
+pv4_merge_19:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	VMOVUPS Z2, 128(BX)(DX*1)
+	VMOVUPS Z3, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	VMOVUPS Z6, 128(BX)(DX*1)
+	VMOVUPS Z7, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	VMOVUPS Z10, 128(BX)(DX*1)
+	VMOVUPS Z11, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z12, (BX)(DX*1)
+	VMOVUPS Z13, 64(BX)(DX*1)
+	VMOVUPS Z14, 128(BX)(DX*1)
+	VMOVUPS Z15, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 128(SP)
+	JMP     pv4_block_19
+
+pv4_next_19:
+pv4_block_20:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_20
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_20
+
+pv4_row_20:
+	VCVTPH2PS    (SI), Z8
+	VCVTPH2PS    32(SI), Z9
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_173
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_96
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_96:
+	ADDQ $0x00000040, R9
+
+pf_skip_173:
+	VBROADCASTSS (BX)(DI*1), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_174
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_97
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_97:
+	ADDQ $0x00000040, R9
+
+pf_skip_174:
+	VBROADCASTSS (BX)(DI*2), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_175
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_98
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_98:
+	ADDQ $0x00000040, R9
+
+pf_skip_175:
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_176
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_99
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_99:
+	ADDQ $0x00000040, R9
+
+pf_skip_176:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_20
+
+pv4_merge_20:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 128(SP)
+	JMP     pv4_block_20
+
+pv4_next_20:
+pv4_block_21:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_21
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_21
+
+pv4_row_21:
+	VCVTPH2PS    (SI), Z4
+	VBROADCASTSS (BX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_177
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_100
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_100:
+	ADDQ $0x00000040, R9
+
+pf_skip_177:
+	VBROADCASTSS (BX)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_178
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_101
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_101:
+	ADDQ $0x00000040, R9
+
+pf_skip_178:
+	VBROADCASTSS (BX)(DI*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_179
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_102
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_102:
+	ADDQ $0x00000040, R9
+
+pf_skip_179:
+	VBROADCASTSS (BX)(CX*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	CMPQ         R9, 232(SP)
+	JAE          pf_skip_180
+	MOVQ         200(SP), R11
+	ADDQ         R9, R11
+	PREFETCHT0   (R11)
+	TESTQ        $0x00000010, mode+104(FP)
+	JZ           pf_nofar_103
+	MOVQ         R9, R12
+	SUBQ         R11, R12
+	LEAQ         (R9)(R12*2), R12
+	PREFETCHT1   (R12)
+
+pf_nofar_103:
+	ADDQ $0x00000040, R9
+
+pf_skip_180:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_21
+
+pv4_merge_21:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pv4_block_21
+
+pv4_next_21:
+	MOVQ R9, 224(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_16
+
+pv_done_16:
+	JMP pv_split_done_4
+
+pv_whole_4:
+pv_17:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_17
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  224(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pv4_block_22:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_22
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	VMOVUPS 128(BX)(DX*1), Z2
+	VMOVUPS 192(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	VMOVUPS 128(BX)(DX*1), Z6
+	VMOVUPS 192(BX)(DX*1), Z7
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	VMOVUPS 128(BX)(DX*1), Z10
+	VMOVUPS 192(BX)(DX*1), Z11
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z12
+	VMOVUPS 64(BX)(DX*1), Z13
+	VMOVUPS 128(BX)(DX*1), Z14
+	VMOVUPS 192(BX)(DX*1), Z15
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_22
+
+pv4_row_22:
 	VCVTPH2PS    (SI), Z16
 	VCVTPH2PS    32(SI), Z17
 	VCVTPH2PS    64(SI), Z18
@@ -17299,7 +21075,7 @@ pv4_row_10:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_104
+	JAE          pf_skip_181
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -17307,7 +21083,7 @@ pv4_row_10:
 	PREFETCHT0   128(R11)
 	PREFETCHT0   192(R11)
 	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_22
+	JZ           pf_nofar_104
 	MOVQ         R9, R12
 	SUBQ         R11, R12
 	LEAQ         (R9)(R12*2), R12
@@ -17316,16 +21092,16 @@ pv4_row_10:
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
 
-pf_nofar_22:
+pf_nofar_104:
 	ADDQ $0x00000100, R9
 
-pf_skip_104:
+pf_skip_181:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_10
+	JNZ  pv4_row_22
 
-pv4_merge_10:
+pv4_merge_22:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -17347,15 +21123,15 @@ pv4_merge_10:
 	VMOVUPS Z14, 128(BX)(DX*1)
 	VMOVUPS Z15, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 128(SP)
-	JMP     pv4_block_10
+	JMP     pv4_block_22
 
-pv4_next_10:
-pv4_block_11:
+pv4_next_22:
+pv4_block_23:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv4_next_11
+	JL      pv4_next_23
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -17374,9 +21150,9 @@ pv4_block_11:
 	ADDQ    112(SP), SI
 	MOVQ    120(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_11
+	JZ      pv4_merge_23
 
-pv4_row_11:
+pv4_row_23:
 	VCVTPH2PS    (SI), Z8
 	VCVTPH2PS    32(SI), Z9
 	VBROADCASTSS (BX), Z10
@@ -17392,7 +21168,7 @@ pv4_row_11:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_105
+	JAE          pf_skip_182
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -17400,7 +21176,7 @@ pv4_row_11:
 	PREFETCHT0   128(R11)
 	PREFETCHT0   192(R11)
 	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_23
+	JZ           pf_nofar_105
 	MOVQ         R9, R12
 	SUBQ         R11, R12
 	LEAQ         (R9)(R12*2), R12
@@ -17409,16 +21185,16 @@ pv4_row_11:
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
 
-pf_nofar_23:
+pf_nofar_105:
 	ADDQ $0x00000100, R9
 
-pf_skip_105:
+pf_skip_182:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_11
+	JNZ  pv4_row_23
 
-pv4_merge_11:
+pv4_merge_23:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -17432,15 +21208,15 @@ pv4_merge_11:
 	VMOVUPS Z6, (BX)(DX*1)
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 128(SP)
-	JMP     pv4_block_11
+	JMP     pv4_block_23
 
-pv4_next_11:
-pv4_block_12:
+pv4_next_23:
+pv4_block_24:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv4_next_12
+	JL      pv4_next_24
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -17455,9 +21231,9 @@ pv4_block_12:
 	ADDQ    112(SP), SI
 	MOVQ    120(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_12
+	JZ      pv4_merge_24
 
-pv4_row_12:
+pv4_row_24:
 	VCVTPH2PS    (SI), Z4
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -17468,7 +21244,7 @@ pv4_row_12:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_106
+	JAE          pf_skip_183
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -17476,7 +21252,7 @@ pv4_row_12:
 	PREFETCHT0   128(R11)
 	PREFETCHT0   192(R11)
 	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_24
+	JZ           pf_nofar_106
 	MOVQ         R9, R12
 	SUBQ         R11, R12
 	LEAQ         (R9)(R12*2), R12
@@ -17485,16 +21261,16 @@ pv4_row_12:
 	PREFETCHT1   128(R12)
 	PREFETCHT1   192(R12)
 
-pf_nofar_24:
+pf_nofar_106:
 	ADDQ $0x00000100, R9
 
-pf_skip_106:
+pf_skip_183:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_12
+	JNZ  pv4_row_24
 
-pv4_merge_12:
+pv4_merge_24:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -17504,21 +21280,22 @@ pv4_merge_12:
 	MOVQ    64(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 128(SP)
-	JMP     pv4_block_12
+	JMP     pv4_block_24
 
-pv4_next_12:
+pv4_next_24:
 	MOVQ R9, 224(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_13
+	JMP  pv_17
 
-pv_done_13:
+pv_done_17:
+pv_split_done_4:
 pv_noquads_2:
-pv_14:
+pv_18:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_14
+	JGE   pv_done_18
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -17607,7 +21384,7 @@ pv2_pair_13:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_107
+	JAE          pf_skip_184
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -17616,7 +21393,7 @@ pv2_pair_13:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_107:
+pf_skip_184:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -17710,7 +21487,7 @@ pv2_pair_14:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_108
+	JAE          pf_skip_185
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -17719,7 +21496,7 @@ pv2_pair_14:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_108:
+pf_skip_185:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -17789,7 +21566,7 @@ pv2_pair_15:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_109
+	JAE          pf_skip_186
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -17798,7 +21575,7 @@ pv2_pair_15:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_109:
+pf_skip_186:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -17831,14 +21608,14 @@ pv2_merge_15:
 pv2_next_15:
 	MOVQ R10, 224(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_14
+	JMP  pv_18
 
-pv_done_14:
-pv_15:
+pv_done_18:
+pv_19:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_15
+	JGE   pv_done_19
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -18472,9 +22249,9 @@ pv_merge_48:
 pv_next_48:
 first_done_2:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_15
+	JMP  pv_19
 
-pv_done_15:
+pv_done_19:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -20969,7 +24746,7 @@ scores_by4_rows_1:
 
 scores_by1_12:
 	TESTQ   CX, CX
-	JZ      scores_done_27
+	JZ      scores_done_31
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    AX, R8
 	MOVQ    240(SP), R11
@@ -21001,7 +24778,7 @@ scores_chunk1_12:
 	ADDQ          SI, AX
 	JMP           scores_by1_12
 
-scores_done_27:
+scores_done_31:
 	VEXTRACTF32X4 $0x01, Y0, X3
 	VMAXPS        X0, X3, X3
 	VMOVHLPS      X3, X3, X0
@@ -21856,7 +25633,7 @@ scores_by4_rows_2:
 
 scores_by1_13:
 	TESTQ   CX, CX
-	JZ      scores_done_28
+	JZ      scores_done_32
 	VMOVUPS expconst<>+1344(SB), Z3
 	MOVQ    AX, R8
 	MOVQ    240(SP), R11
@@ -21888,7 +25665,7 @@ scores_chunk1_13:
 	ADDQ          SI, AX
 	JMP           scores_by1_13
 
-scores_done_28:
+scores_done_32:
 	VEXTRACTF32X4 $0x01, Y0, X3
 	VMAXPS        X0, X3, X3
 	VMOVHLPS      X3, X3, X0
@@ -23152,7 +26929,7 @@ scores_reduce_14:
 
 scores_by1_14:
 	TESTQ   R8, R8
-	JZ      scores_done_29
+	JZ      scores_done_33
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -23184,7 +26961,7 @@ scores_chunk1_14:
 	ADDQ          DI, DX
 	JMP           scores_by1_14
 
-scores_done_29:
+scores_done_33:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -23741,11 +27518,11 @@ tile_5:
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_16:
+scores_20:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_30
+	JGE     scores_done_34
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -23868,17 +27645,17 @@ scores_q8_1:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_110
+	JNZ          pf_skip_187
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 208(SP)
-	JAE          pf_skip_110
+	JAE          pf_skip_187
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_110:
+pf_skip_187:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -23904,7 +27681,7 @@ pf_skip_110:
 
 scores_by1_15:
 	TESTQ  BX, BX
-	JZ     scores_done_31
+	JZ     scores_done_35
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -23942,7 +27719,7 @@ scores_chunk1_15:
 	ADDQ         SI, DX
 	JMP          scores_by1_15
 
-scores_done_31:
+scores_done_35:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -23959,9 +27736,9 @@ scores_done_31:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_16
+	JMP          scores_20
 
-scores_done_30:
+scores_done_34:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_9:
@@ -24678,11 +28455,11 @@ exp_done_22:
 softmax_done_10:
 	MOVQ $0x00000000, 32(SP)
 
-pv_16:
+pv_20:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_16
+	JGE   pv_done_20
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -24757,14 +28534,14 @@ pv_single_61:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_111
+	JNZ          pf_skip_188
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_111
+	JAE          pf_skip_188
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_111:
+pf_skip_188:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -24841,14 +28618,14 @@ pv_pair_62:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_112
+	JNZ          pf_skip_189
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_112
+	JAE          pf_skip_189
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_112:
+pf_skip_189:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -24876,14 +28653,14 @@ pv_single_62:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_113
+	JNZ          pf_skip_190
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_113
+	JAE          pf_skip_190
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_113:
+pf_skip_190:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -24924,14 +28701,14 @@ pv_pair_63:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_114
+	JNZ          pf_skip_191
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_114
+	JAE          pf_skip_191
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_114:
+pf_skip_191:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -24943,14 +28720,14 @@ pv_single_63:
 	JZ           pv_merge_63
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_115
+	JNZ          pf_skip_192
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_115
+	JAE          pf_skip_192
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_115:
+pf_skip_192:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -24985,14 +28762,14 @@ pv_pair_64:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_116
+	JNZ          pf_skip_193
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_116
+	JAE          pf_skip_193
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_116:
+pf_skip_193:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -25004,14 +28781,14 @@ pv_single_64:
 	JZ           pv_merge_64
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_117
+	JNZ          pf_skip_194
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_117
+	JAE          pf_skip_194
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_117:
+pf_skip_194:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -25027,9 +28804,9 @@ pv_next_64:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_16
+	JMP  pv_20
 
-pv_done_16:
+pv_done_20:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -25231,7 +29008,7 @@ scores_q8_2:
 
 scores_by1_16:
 	TESTQ  R8, R8
-	JZ     scores_done_32
+	JZ     scores_done_36
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R11
 	MOVQ   (SP), R14
@@ -25269,7 +29046,7 @@ scores_chunk1_16:
 	ADDQ         DI, DX
 	JMP          scores_by1_16
 
-scores_done_32:
+scores_done_36:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -25793,11 +29570,11 @@ tile_6:
 	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_17:
+scores_21:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_33
+	JGE     scores_done_37
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -25896,14 +29673,14 @@ scores_q8_3:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 208(SP)
-	JAE             pf_skip_118
+	JAE             pf_skip_195
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	PREFETCHT1      128(DI)
 	PREFETCHT1      192(DI)
 	ADDQ            $0x00000100, DI
 
-pf_skip_118:
+pf_skip_195:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -25934,7 +29711,7 @@ pf_skip_118:
 
 scores_by1_17:
 	TESTQ   BX, BX
-	JZ      scores_done_34
+	JZ      scores_done_38
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    232(SP), R12
@@ -25977,7 +29754,7 @@ scores_chunk1_17:
 	ADDQ          SI, DX
 	JMP           scores_by1_17
 
-scores_done_34:
+scores_done_38:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -26106,7 +29883,7 @@ scores_q8_4:
 
 scores_by1_18:
 	TESTQ   BX, BX
-	JZ      scores_done_35
+	JZ      scores_done_39
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    232(SP), R11
@@ -26149,7 +29926,7 @@ scores_chunk1_18:
 	ADDQ          SI, DX
 	JMP           scores_by1_18
 
-scores_done_35:
+scores_done_39:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -26166,9 +29943,9 @@ scores_done_35:
 
 scores_first_done_3:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_17
+	JMP  scores_21
 
-scores_done_33:
+scores_done_37:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_11:
@@ -26867,11 +30644,11 @@ exp_done_25:
 softmax_done_12:
 	MOVQ $0x00000000, 32(SP)
 
-pv_17:
+pv_21:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_17
+	JGE   pv_done_21
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -27749,9 +31526,9 @@ pv_merge_76:
 pv_next_76:
 first_done_3:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_17
+	JMP  pv_21
 
-pv_done_17:
+pv_done_21:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -27933,7 +31710,7 @@ scores_q8_5:
 
 scores_by1_19:
 	TESTQ   R8, R8
-	JZ      scores_done_36
+	JZ      scores_done_40
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R11
 	MOVQ    (SP), R14
@@ -27976,7 +31753,7 @@ scores_chunk1_19:
 	ADDQ          DI, DX
 	JMP           scores_by1_19
 
-scores_done_36:
+scores_done_40:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -28656,12 +32433,12 @@ tile_7:
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_18:
+scores_22:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_37
+	JGE     scores_done_41
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -28737,10 +32514,10 @@ scores2_4_chunk2_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_119
+	JNZ         pf_skip_196
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_119
+	JAE         pf_skip_196
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -28775,9 +32552,9 @@ scores2_4_chunk2_3:
 pf_row_1:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_119
+	JAE        pf_skip_196
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_119
+	JAE        pf_skip_196
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -28812,7 +32589,7 @@ pf_row_1:
 pf_row_2:
 	ADDQ stride+96(FP), R9
 
-pf_skip_119:
+pf_skip_196:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -28828,10 +32605,10 @@ pf_skip_119:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_120
+	JNZ         pf_skip_197
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_120
+	JAE         pf_skip_197
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -28866,9 +32643,9 @@ pf_skip_119:
 pf_row_3:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_120
+	JAE        pf_skip_197
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_120
+	JAE        pf_skip_197
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -28903,7 +32680,7 @@ pf_row_3:
 pf_row_4:
 	ADDQ stride+96(FP), R9
 
-pf_skip_120:
+pf_skip_197:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_3
@@ -28926,10 +32703,10 @@ scores2_4_odd_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_121
+	JNZ         pf_skip_198
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_121
+	JAE         pf_skip_198
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
@@ -28964,9 +32741,9 @@ scores2_4_odd_3:
 pf_row_5:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_121
+	JAE        pf_skip_198
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_121
+	JAE        pf_skip_198
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
@@ -29001,7 +32778,7 @@ pf_row_5:
 pf_row_6:
 	ADDQ stride+96(FP), R9
 
-pf_skip_121:
+pf_skip_198:
 scores2_4_chunks_3:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -29109,14 +32886,14 @@ scores2_done_5:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_18
+	JMP       scores_22
 
-scores_done_37:
-scores_19:
+scores_done_41:
+scores_23:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_38
+	JGE     scores_done_42
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -29165,10 +32942,10 @@ scores_pairs_21:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_122
+	JNZ         pf_skip_199
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_122
+	JAE         pf_skip_199
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
@@ -29203,9 +32980,9 @@ scores_pairs_21:
 pf_row_7:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_122
+	JAE        pf_skip_199
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_122
+	JAE        pf_skip_199
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -29240,7 +33017,7 @@ pf_row_7:
 pf_row_8:
 	ADDQ stride+96(FP), DI
 
-pf_skip_122:
+pf_skip_199:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -29278,10 +33055,10 @@ scores_pairs_22:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_123
+	JNZ         pf_skip_200
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_123
+	JAE         pf_skip_200
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
@@ -29316,9 +33093,9 @@ scores_pairs_22:
 pf_row_9:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_123
+	JAE        pf_skip_200
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_123
+	JAE        pf_skip_200
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -29353,7 +33130,7 @@ pf_row_9:
 pf_row_10:
 	ADDQ stride+96(FP), DI
 
-pf_skip_123:
+pf_skip_200:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -29396,7 +33173,7 @@ scores_half_22:
 
 scores_by1_20:
 	TESTQ  BX, BX
-	JZ     scores_done_39
+	JZ     scores_done_43
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -29424,7 +33201,7 @@ scores_chunk1_20:
 	ADDQ         SI, DX
 	JMP          scores_by1_20
 
-scores_done_39:
+scores_done_43:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -29441,9 +33218,9 @@ scores_done_39:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_19
+	JMP          scores_23
 
-scores_done_38:
+scores_done_42:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_13:
@@ -30160,12 +33937,12 @@ exp_done_28:
 softmax_done_14:
 	MOVQ $0x00000000, 32(SP)
 
-pv_18:
+pv_22:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_18
+	JGE   pv_done_22
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -30242,10 +34019,10 @@ pv2_single_16:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_124
+	JNZ          pf_skip_201
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_124
+	JAE          pf_skip_201
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -30280,9 +34057,9 @@ pv2_single_16:
 pf_row_11:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_124
+	JAE        pf_skip_201
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_124
+	JAE        pf_skip_201
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -30317,7 +34094,7 @@ pf_row_11:
 pf_row_12:
 	ADDQ stride+96(FP), R10
 
-pf_skip_124:
+pf_skip_201:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -30381,10 +34158,10 @@ pv2_single_17:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_125
+	JNZ          pf_skip_202
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_125
+	JAE          pf_skip_202
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -30419,9 +34196,9 @@ pv2_single_17:
 pf_row_13:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_125
+	JAE        pf_skip_202
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_125
+	JAE        pf_skip_202
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -30456,7 +34233,7 @@ pf_row_13:
 pf_row_14:
 	ADDQ stride+96(FP), R10
 
-pf_skip_125:
+pf_skip_202:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -30506,10 +34283,10 @@ pv2_single_18:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_126
+	JNZ          pf_skip_203
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_126
+	JAE          pf_skip_203
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -30544,9 +34321,9 @@ pv2_single_18:
 pf_row_15:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_126
+	JAE        pf_skip_203
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_126
+	JAE        pf_skip_203
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -30581,7 +34358,7 @@ pf_row_15:
 pf_row_16:
 	ADDQ stride+96(FP), R10
 
-pf_skip_126:
+pf_skip_203:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -30622,10 +34399,10 @@ pv2_single_19:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_127
+	JNZ          pf_skip_204
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_127
+	JAE          pf_skip_204
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -30660,9 +34437,9 @@ pv2_single_19:
 pf_row_17:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_127
+	JAE        pf_skip_204
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_127
+	JAE        pf_skip_204
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -30697,7 +34474,7 @@ pf_row_17:
 pf_row_18:
 	ADDQ stride+96(FP), R10
 
-pf_skip_127:
+pf_skip_204:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -30715,14 +34492,14 @@ pv2_next_19:
 	MOVQ R10, 224(SP)
 	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_18
+	JMP  pv_22
 
-pv_done_18:
-pv_19:
+pv_done_22:
+pv_23:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_19
+	JGE   pv_done_23
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -30778,10 +34555,10 @@ pv_single_81:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_128
+	JNZ          pf_skip_205
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_128
+	JAE          pf_skip_205
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -30816,9 +34593,9 @@ pv_single_81:
 pf_row_19:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_128
+	JAE        pf_skip_205
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_128
+	JAE        pf_skip_205
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -30853,7 +34630,7 @@ pf_row_19:
 pf_row_20:
 	ADDQ stride+96(FP), R8
 
-pf_skip_128:
+pf_skip_205:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -30906,10 +34683,10 @@ pv_single_82:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_129
+	JNZ          pf_skip_206
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_129
+	JAE          pf_skip_206
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -30944,9 +34721,9 @@ pv_single_82:
 pf_row_21:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_129
+	JAE        pf_skip_206
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_129
+	JAE        pf_skip_206
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -30981,7 +34758,7 @@ pf_row_21:
 pf_row_22:
 	ADDQ stride+96(FP), R8
 
-pf_skip_129:
+pf_skip_206:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -31031,10 +34808,10 @@ pv_pair_83:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_130
+	JNZ          pf_skip_207
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_130
+	JAE          pf_skip_207
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -31069,9 +34846,9 @@ pv_pair_83:
 pf_row_23:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_130
+	JAE        pf_skip_207
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_130
+	JAE        pf_skip_207
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -31106,7 +34883,7 @@ pf_row_23:
 pf_row_24:
 	ADDQ stride+96(FP), R8
 
-pf_skip_130:
+pf_skip_207:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -31122,10 +34899,10 @@ pv_single_83:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_131
+	JNZ          pf_skip_208
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_131
+	JAE          pf_skip_208
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -31160,9 +34937,9 @@ pv_single_83:
 pf_row_25:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_131
+	JAE        pf_skip_208
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_131
+	JAE        pf_skip_208
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -31197,7 +34974,7 @@ pf_row_25:
 pf_row_26:
 	ADDQ stride+96(FP), R8
 
-pf_skip_131:
+pf_skip_208:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -31239,10 +35016,10 @@ pv_pair_84:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_132
+	JNZ          pf_skip_209
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_132
+	JAE          pf_skip_209
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -31277,9 +35054,9 @@ pv_pair_84:
 pf_row_27:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_132
+	JAE        pf_skip_209
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_132
+	JAE        pf_skip_209
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -31314,7 +35091,7 @@ pf_row_27:
 pf_row_28:
 	ADDQ stride+96(FP), R8
 
-pf_skip_132:
+pf_skip_209:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -31328,10 +35105,10 @@ pv_single_84:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_133
+	JNZ          pf_skip_210
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_133
+	JAE          pf_skip_210
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -31366,9 +35143,9 @@ pv_single_84:
 pf_row_29:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_133
+	JAE        pf_skip_210
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_133
+	JAE        pf_skip_210
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -31403,7 +35180,7 @@ pf_row_29:
 pf_row_30:
 	ADDQ stride+96(FP), R8
 
-pf_skip_133:
+pf_skip_210:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -31437,10 +35214,10 @@ pv_pair_85:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_134
+	JNZ          pf_skip_211
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_134
+	JAE          pf_skip_211
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -31475,9 +35252,9 @@ pv_pair_85:
 pf_row_31:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_134
+	JAE        pf_skip_211
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_134
+	JAE        pf_skip_211
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -31512,7 +35289,7 @@ pf_row_31:
 pf_row_32:
 	ADDQ stride+96(FP), R8
 
-pf_skip_134:
+pf_skip_211:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -31525,10 +35302,10 @@ pv_single_85:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_135
+	JNZ          pf_skip_212
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_135
+	JAE          pf_skip_212
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -31563,9 +35340,9 @@ pv_single_85:
 pf_row_33:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_135
+	JAE        pf_skip_212
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_135
+	JAE        pf_skip_212
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -31600,7 +35377,7 @@ pf_row_33:
 pf_row_34:
 	ADDQ stride+96(FP), R8
 
-pf_skip_135:
+pf_skip_212:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -31616,9 +35393,9 @@ pv_next_85:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_19
+	JMP  pv_23
 
-pv_done_19:
+pv_done_23:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -31747,13 +35524,16 @@ tile_8:
 	ADDQ    AX, CX
 	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
+	MOVQ    mode+104(FP), AX
+	TESTQ   $0x00000020, AX
+	JZ      scores_whole_5
 
-scores_20:
+scores_24:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_40
+	JGE     scores_done_44
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -31797,9 +35577,9 @@ scores_20:
 	VMOVSS  expconst<>+0(SB), X4
 	VMOVSS  expconst<>+0(SB), X5
 
-scores4_by4_5:
+scores4_by4_9:
 	CMPQ    56(SP), $0x04
-	JL      scores4_lone_5
+	JL      scores4_lone_9
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -31831,9 +35611,9 @@ scores4_by4_5:
 	SUBQ    $0x00000040, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores4_odd_5
+	JAE     scores4_odd_9
 
-scores4_chunk2_5:
+scores4_chunk2_9:
 	VMOVUPS     (CX)(DX*1), Z22
 	VMOVUPS     (CX)(BX*1), Z23
 	VMOVUPS     (CX)(SI*1), Z24
@@ -31859,7 +35639,7 @@ scores4_chunk2_5:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_136
+	JAE         pf_skip_213
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -31894,9 +35674,9 @@ scores4_chunk2_5:
 pf_row_35:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_136
+	JAE        pf_skip_213
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_136
+	JAE        pf_skip_213
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -31931,7 +35711,7 @@ pf_row_35:
 pf_row_36:
 	ADDQ stride+96(FP), R9
 
-pf_skip_136:
+pf_skip_213:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -31957,7 +35737,7 @@ pf_skip_136:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_137
+	JAE         pf_skip_214
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -31992,9 +35772,9 @@ pf_skip_136:
 pf_row_37:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_137
+	JAE        pf_skip_214
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_137
+	JAE        pf_skip_214
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -32029,14 +35809,14 @@ pf_row_37:
 pf_row_38:
 	ADDQ stride+96(FP), R9
 
-pf_skip_137:
+pf_skip_214:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
-	JB   scores4_chunk2_5
+	JB   scores4_chunk2_9
 
-scores4_odd_5:
+scores4_odd_9:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_chunks_5
+	JAE         scores4_chunks_9
 	VMOVUPS     (CX)(DX*1), Z22
 	VMOVUPS     (CX)(BX*1), Z23
 	VMOVUPS     (CX)(SI*1), Z24
@@ -32062,7 +35842,7 @@ scores4_odd_5:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_138
+	JAE         pf_skip_215
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
@@ -32097,9 +35877,9 @@ scores4_odd_5:
 pf_row_39:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_138
+	JAE        pf_skip_215
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_138
+	JAE        pf_skip_215
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
@@ -32134,8 +35914,8 @@ pf_row_39:
 pf_row_40:
 	ADDQ stride+96(FP), R9
 
-pf_skip_138:
-scores4_chunks_5:
+pf_skip_215:
+scores4_chunks_9:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
 	VSHUFF32X4   $0xee, Z7, Z6, Z6
@@ -32209,12 +35989,12 @@ scores4_chunks_5:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores4_by4_5
+	JMP          scores4_by4_9
 
-scores4_lone_5:
-scores4_by1_5:
+scores4_lone_9:
+scores4_by1_9:
 	CMPQ    56(SP), $0x00
-	JE      scores4_done_5
+	JE      scores4_done_9
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -32232,7 +36012,7 @@ scores4_by1_5:
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
-scores4_chunk1_5:
+scores4_chunk1_9:
 	VMOVUPS       (AX), Z10
 	VFMADD231PS   (AX)(CX*1), Z10, Z6
 	VFMADD231PS   (AX)(DX*1), Z10, Z7
@@ -32240,7 +36020,7 @@ scores4_chunk1_5:
 	VFMADD231PS   (AX)(SI*1), Z10, Z9
 	ADDQ          $0x00000040, AX
 	CMPQ          AX, 40(SP)
-	JB            scores4_chunk1_5
+	JB            scores4_chunk1_9
 	VEXTRACTF64X4 $0x01, Z6, Y10
 	VADDPS        Y10, Y6, Y10
 	VEXTRACTF32X4 $0x01, Y10, X6
@@ -32297,9 +36077,9 @@ scores4_chunk1_5:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores4_by1_5
+	JMP           scores4_by1_9
 
-scores4_done_5:
+scores4_done_9:
 	VEXTRACTF128 $0x01, Y0, X6
 	VMOVHLPS     X0, X0, X7
 	VMAXPS       X7, X0, X0
@@ -32333,15 +36113,607 @@ scores4_done_5:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_20
+	JMP          scores_24
 
-scores_done_40:
-scores_21:
+scores_done_44:
+	JMP scores_split_done_5
+
+scores_whole_5:
+scores_25:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_45
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    200(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+	VMOVSS  expconst<>+0(SB), X5
+
+scores4_by4_10:
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_10
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS expconst<>+1344(SB), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS expconst<>+1344(SB), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	MOVQ    232(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000040, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores4_odd_10
+
+scores4_chunk2_10:
+	VMOVUPS     (CX)(DX*1), Z22
+	VMOVUPS     (CX)(BX*1), Z23
+	VMOVUPS     (CX)(SI*1), Z24
+	VMOVUPS     (CX)(DI*1), Z25
+	VMOVUPS     (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VMOVUPS     (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VMOVUPS     (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VMOVUPS     (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_216
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        232(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_41
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_41
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_41
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_41
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_41
+	PREFETCHT1  1024(R9)
+
+pf_row_41:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_216
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_216
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       232(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_42
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_42
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_42
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_42
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_42
+	PREFETCHT1 1024(R9)
+
+pf_row_42:
+	ADDQ stride+96(FP), R9
+
+pf_skip_216:
+	VMOVUPS     64(CX)(DX*1), Z22
+	VMOVUPS     64(CX)(BX*1), Z23
+	VMOVUPS     64(CX)(SI*1), Z24
+	VMOVUPS     64(CX)(DI*1), Z25
+	VMOVUPS     64(CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VMOVUPS     64(CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VMOVUPS     64(CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VMOVUPS     64(CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_217
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        232(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_43
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_43
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_43
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_43
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_43
+	PREFETCHT1  1024(R9)
+
+pf_row_43:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_217
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_217
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       232(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_44
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_44
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_44
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_44
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_44
+	PREFETCHT1 1024(R9)
+
+pf_row_44:
+	ADDQ stride+96(FP), R9
+
+pf_skip_217:
+	ADDQ $0x00000080, CX
+	CMPQ CX, 48(SP)
+	JB   scores4_chunk2_10
+
+scores4_odd_10:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_chunks_10
+	VMOVUPS     (CX)(DX*1), Z22
+	VMOVUPS     (CX)(BX*1), Z23
+	VMOVUPS     (CX)(SI*1), Z24
+	VMOVUPS     (CX)(DI*1), Z25
+	VMOVUPS     (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VMOVUPS     (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VMOVUPS     (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VMOVUPS     (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_218
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        232(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_45
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_45
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_45
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_45
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_45
+	PREFETCHT1  1024(R9)
+
+pf_row_45:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_218
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_218
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       232(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_46
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_46
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_46
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_46
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_46
+	PREFETCHT1 1024(R9)
+
+pf_row_46:
+	ADDQ stride+96(FP), R9
+
+pf_skip_218:
+scores4_chunks_10:
+	VBROADCASTSS scale+64(FP), Y22
+	VSHUFF32X4   $0x44, Z7, Z6, Z23
+	VSHUFF32X4   $0xee, Z7, Z6, Z6
+	VADDPS       Z6, Z23, Z23
+	VSHUFF32X4   $0x44, Z9, Z8, Z6
+	VSHUFF32X4   $0xee, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z11, Z10, Z7
+	VSHUFF32X4   $0xee, Z11, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z13, Z12, Z8
+	VSHUFF32X4   $0xee, Z13, Z12, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x88, Z6, Z23, Z9
+	VSHUFF32X4   $0xdd, Z6, Z23, Z6
+	VADDPS       Z6, Z9, Z9
+	VSHUFF32X4   $0x88, Z8, Z7, Z6
+	VSHUFF32X4   $0xdd, Z8, Z7, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z9, Z7
+	VSHUFPS      $0xdd, Z6, Z9, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z15, Z14, Z6
+	VSHUFF32X4   $0xee, Z15, Z14, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z17, Z16, Z7
+	VSHUFF32X4   $0xee, Z17, Z16, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z19, Z18, Z8
+	VSHUFF32X4   $0xee, Z19, Z18, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x44, Z21, Z20, Z9
+	VSHUFF32X4   $0xee, Z21, Z20, Z10
+	VADDPS       Z10, Z9, Z9
+	VSHUFF32X4   $0x88, Z7, Z6, Z10
+	VSHUFF32X4   $0xdd, Z7, Z6, Z6
+	VADDPS       Z6, Z10, Z10
+	VSHUFF32X4   $0x88, Z9, Z8, Z6
+	VSHUFF32X4   $0xdd, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z10, Z7
+	VSHUFPS      $0xdd, Z6, Z10, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y1, Y1
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores4_by4_10
+
+scores4_lone_10:
+scores4_by1_10:
+	CMPQ    56(SP), $0x00
+	JE      scores4_done_10
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	MOVQ    232(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_10:
+	VMOVUPS       (AX), Z10
+	VFMADD231PS   (AX)(CX*1), Z10, Z6
+	VFMADD231PS   (AX)(DX*1), Z10, Z7
+	VFMADD231PS   (AX)(BX*1), Z10, Z8
+	VFMADD231PS   (AX)(SI*1), Z10, Z9
+	ADDQ          $0x00000040, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_10
+	VEXTRACTF64X4 $0x01, Z6, Y10
+	VADDPS        Y10, Y6, Y10
+	VEXTRACTF32X4 $0x01, Y10, X6
+	VADDPS        X10, X6, X6
+	VMOVHLPS      X6, X6, X10
+	VADDPS        X10, X6, X6
+	VMOVSHDUP     X6, X10
+	VADDPS        X10, X6, X6
+	VMULSS        scale+64(FP), X6, X6
+	VMAXSS        X6, X2, X2
+	MOVQ          104(SP), AX
+	VMOVSS        X6, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X3, X3
+	MOVQ          112(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z8, Y6
+	VADDPS        Y6, Y8, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X4, X4
+	MOVQ          120(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z9, Y6
+	VADDPS        Y6, Y9, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X5, X5
+	MOVQ          128(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores4_by1_10
+
+scores4_done_10:
+	VEXTRACTF128 $0x01, Y0, X6
+	VMOVHLPS     X0, X0, X7
+	VMAXPS       X7, X0, X0
+	VMOVSHDUP    X0, X7
+	VMAXPS       X7, X0, X0
+	VMAXSS       X2, X0, X0
+	VMOVHLPS     X6, X6, X2
+	VMAXPS       X2, X6, X6
+	VMOVSHDUP    X6, X2
+	VMAXPS       X2, X6, X6
+	VMAXSS       X3, X6, X6
+	VEXTRACTF128 $0x01, Y1, X2
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X4, X1, X1
+	VMOVHLPS     X2, X2, X3
+	VMAXPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VMAXPS       X3, X2, X2
+	VMAXSS       X5, X2, X2
+	MOVQ         R9, 200(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+	VMOVSS       X6, 4(AX)(CX*4)
+	VMOVSS       X1, 8(AX)(CX*4)
+	VMOVSS       X2, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_25
+
+scores_done_45:
+scores_split_done_5:
+scores_26:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_41
+	JGE     scores_done_46
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -32437,26 +36809,26 @@ scores2_8_chunk2_3:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_139
+	JAE         pf_skip_219
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_41
+	JBE         pf_row_47
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_41
+	JBE         pf_row_47
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_41
+	JBE         pf_row_47
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_41
+	JBE         pf_row_47
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -32466,34 +36838,34 @@ scores2_8_chunk2_3:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_41
+	JBE         pf_row_47
 	PREFETCHT1  1024(R9)
 
-pf_row_41:
+pf_row_47:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_139
+	JAE        pf_skip_219
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_139
+	JAE        pf_skip_219
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_42
+	JBE        pf_row_48
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_42
+	JBE        pf_row_48
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_42
+	JBE        pf_row_48
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_42
+	JBE        pf_row_48
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -32503,13 +36875,13 @@ pf_row_41:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_42
+	JBE        pf_row_48
 	PREFETCHT1 1024(R9)
 
-pf_row_42:
+pf_row_48:
 	ADDQ stride+96(FP), R9
 
-pf_skip_139:
+pf_skip_219:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -32537,26 +36909,26 @@ pf_skip_139:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_140
+	JAE         pf_skip_220
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_43
+	JBE         pf_row_49
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_43
+	JBE         pf_row_49
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_43
+	JBE         pf_row_49
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_43
+	JBE         pf_row_49
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -32566,34 +36938,34 @@ pf_skip_139:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_43
+	JBE         pf_row_49
 	PREFETCHT1  1024(R9)
 
-pf_row_43:
+pf_row_49:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_140
+	JAE        pf_skip_220
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_140
+	JAE        pf_skip_220
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_44
+	JBE        pf_row_50
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_44
+	JBE        pf_row_50
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_44
+	JBE        pf_row_50
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_44
+	JBE        pf_row_50
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -32603,13 +36975,13 @@ pf_row_43:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_44
+	JBE        pf_row_50
 	PREFETCHT1 1024(R9)
 
-pf_row_44:
+pf_row_50:
 	ADDQ stride+96(FP), R9
 
-pf_skip_140:
+pf_skip_220:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -32645,26 +37017,26 @@ scores2_8_odd_3:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_141
+	JAE         pf_skip_221
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_45
+	JBE         pf_row_51
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_45
+	JBE         pf_row_51
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_45
+	JBE         pf_row_51
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_45
+	JBE         pf_row_51
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -32674,34 +37046,34 @@ scores2_8_odd_3:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_45
+	JBE         pf_row_51
 	PREFETCHT1  1024(R9)
 
-pf_row_45:
+pf_row_51:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_141
+	JAE        pf_skip_221
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_141
+	JAE        pf_skip_221
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_46
+	JBE        pf_row_52
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_46
+	JBE        pf_row_52
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_46
+	JBE        pf_row_52
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_46
+	JBE        pf_row_52
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -32711,13 +37083,13 @@ pf_row_45:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_46
+	JBE        pf_row_52
 	PREFETCHT1 1024(R9)
 
-pf_row_46:
+pf_row_52:
 	ADDQ stride+96(FP), R9
 
-pf_skip_141:
+pf_skip_221:
 scores2_8_chunks_3:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -32867,14 +37239,14 @@ scores2_done_6:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_21
+	JMP           scores_26
 
-scores_done_41:
-scores_22:
+scores_done_46:
+scores_27:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_42
+	JGE     scores_done_47
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -32933,26 +37305,26 @@ scores_by8_21:
 	VFMADD231PS 384(R9), Z16, Z2
 	VFMADD231PS 448(R9), Z17, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_142
+	JAE         pf_skip_222
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_47
+	JBE         pf_row_53
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_47
+	JBE         pf_row_53
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_47
+	JBE         pf_row_53
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_47
+	JBE         pf_row_53
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -32962,34 +37334,34 @@ scores_by8_21:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_47
+	JBE         pf_row_53
 	PREFETCHT1  1024(DI)
 
-pf_row_47:
+pf_row_53:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_142
+	JAE        pf_skip_222
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_142
+	JAE        pf_skip_222
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_48
+	JBE        pf_row_54
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_48
+	JBE        pf_row_54
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_48
+	JBE        pf_row_54
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_48
+	JBE        pf_row_54
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -32999,13 +37371,13 @@ pf_row_47:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_48
+	JBE        pf_row_54
 	PREFETCHT1 1024(DI)
 
-pf_row_48:
+pf_row_54:
 	ADDQ stride+96(FP), DI
 
-pf_skip_142:
+pf_skip_222:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
@@ -33015,26 +37387,26 @@ pf_skip_142:
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_143
+	JAE         pf_skip_223
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_49
+	JBE         pf_row_55
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_49
+	JBE         pf_row_55
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_49
+	JBE         pf_row_55
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_49
+	JBE         pf_row_55
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -33044,34 +37416,34 @@ pf_skip_142:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_49
+	JBE         pf_row_55
 	PREFETCHT1  1024(DI)
 
-pf_row_49:
+pf_row_55:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_143
+	JAE        pf_skip_223
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_143
+	JAE        pf_skip_223
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_50
+	JBE        pf_row_56
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_50
+	JBE        pf_row_56
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_50
+	JBE        pf_row_56
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_50
+	JBE        pf_row_56
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -33081,13 +37453,13 @@ pf_row_49:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_50
+	JBE        pf_row_56
 	PREFETCHT1 1024(DI)
 
-pf_row_50:
+pf_row_56:
 	ADDQ stride+96(FP), DI
 
-pf_skip_143:
+pf_skip_223:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -33097,26 +37469,26 @@ pf_skip_143:
 	VFMADD231PS 384(R9)(SI*2), Z16, Z4
 	VFMADD231PS 448(R9)(SI*2), Z17, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_144
+	JAE         pf_skip_224
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_51
+	JBE         pf_row_57
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_51
+	JBE         pf_row_57
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_51
+	JBE         pf_row_57
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_51
+	JBE         pf_row_57
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -33126,34 +37498,34 @@ pf_skip_143:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_51
+	JBE         pf_row_57
 	PREFETCHT1  1024(DI)
 
-pf_row_51:
+pf_row_57:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_144
+	JAE        pf_skip_224
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_144
+	JAE        pf_skip_224
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_52
+	JBE        pf_row_58
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_52
+	JBE        pf_row_58
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_52
+	JBE        pf_row_58
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_52
+	JBE        pf_row_58
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -33163,13 +37535,13 @@ pf_row_51:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_52
+	JBE        pf_row_58
 	PREFETCHT1 1024(DI)
 
-pf_row_52:
+pf_row_58:
 	ADDQ stride+96(FP), DI
 
-pf_skip_144:
+pf_skip_224:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
@@ -33179,253 +37551,7 @@ pf_skip_144:
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_145
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_53
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_53
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_53
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_53
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_53
-	PREFETCHT1  1024(DI)
-
-pf_row_53:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_145
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_145
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_54
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_54
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_54
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_54
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_54
-	PREFETCHT1 1024(DI)
-
-pf_row_54:
-	ADDQ stride+96(FP), DI
-
-pf_skip_145:
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
-	VFMADD231PS 256(R10), Z14, Z6
-	VFMADD231PS 320(R10), Z15, Z6
-	VFMADD231PS 384(R10), Z16, Z6
-	VFMADD231PS 448(R10), Z17, Z6
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_146
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_55
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_55
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_55
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_55
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_55
-	PREFETCHT1  1024(DI)
-
-pf_row_55:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_146
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_146
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_56
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_56
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_56
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_56
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_56
-	PREFETCHT1 1024(DI)
-
-pf_row_56:
-	ADDQ stride+96(FP), DI
-
-pf_skip_146:
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	VFMADD231PS 256(R10)(SI*1), Z14, Z7
-	VFMADD231PS 320(R10)(SI*1), Z15, Z7
-	VFMADD231PS 384(R10)(SI*1), Z16, Z7
-	VFMADD231PS 448(R10)(SI*1), Z17, Z7
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_147
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_57
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_57
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_57
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_57
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_57
-	PREFETCHT1  1024(DI)
-
-pf_row_57:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_147
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_147
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_58
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_58
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_58
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_58
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_58
-	PREFETCHT1 1024(DI)
-
-pf_row_58:
-	ADDQ stride+96(FP), DI
-
-pf_skip_147:
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	VFMADD231PS 256(R10)(SI*2), Z14, Z8
-	VFMADD231PS 320(R10)(SI*2), Z15, Z8
-	VFMADD231PS 384(R10)(SI*2), Z16, Z8
-	VFMADD231PS 448(R10)(SI*2), Z17, Z8
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_148
+	JAE         pf_skip_225
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -33460,9 +37586,9 @@ pf_skip_147:
 pf_row_59:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_148
+	JAE        pf_skip_225
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_148
+	JAE        pf_skip_225
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -33497,17 +37623,17 @@ pf_row_59:
 pf_row_60:
 	ADDQ stride+96(FP), DI
 
-pf_skip_148:
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	VFMADD231PS 256(R10)(R8*1), Z14, Z9
-	VFMADD231PS 320(R10)(R8*1), Z15, Z9
-	VFMADD231PS 384(R10)(R8*1), Z16, Z9
-	VFMADD231PS 448(R10)(R8*1), Z17, Z9
+pf_skip_225:
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
+	VFMADD231PS 256(R10), Z14, Z6
+	VFMADD231PS 320(R10), Z15, Z6
+	VFMADD231PS 384(R10), Z16, Z6
+	VFMADD231PS 448(R10), Z17, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_149
+	JAE         pf_skip_226
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -33542,9 +37668,9 @@ pf_skip_148:
 pf_row_61:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_149
+	JAE        pf_skip_226
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_149
+	JAE        pf_skip_226
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -33579,7 +37705,253 @@ pf_row_61:
 pf_row_62:
 	ADDQ stride+96(FP), DI
 
-pf_skip_149:
+pf_skip_226:
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	VFMADD231PS 256(R10)(SI*1), Z14, Z7
+	VFMADD231PS 320(R10)(SI*1), Z15, Z7
+	VFMADD231PS 384(R10)(SI*1), Z16, Z7
+	VFMADD231PS 448(R10)(SI*1), Z17, Z7
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_227
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_63
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_63
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_63
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_63
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_63
+	PREFETCHT1  1024(DI)
+
+pf_row_63:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_227
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_227
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_64
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_64
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_64
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_64
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_64
+	PREFETCHT1 1024(DI)
+
+pf_row_64:
+	ADDQ stride+96(FP), DI
+
+pf_skip_227:
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	VFMADD231PS 256(R10)(SI*2), Z14, Z8
+	VFMADD231PS 320(R10)(SI*2), Z15, Z8
+	VFMADD231PS 384(R10)(SI*2), Z16, Z8
+	VFMADD231PS 448(R10)(SI*2), Z17, Z8
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_228
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_65
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_65
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_65
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_65
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_65
+	PREFETCHT1  1024(DI)
+
+pf_row_65:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_228
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_228
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_66
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_66
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_66
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_66
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_66
+	PREFETCHT1 1024(DI)
+
+pf_row_66:
+	ADDQ stride+96(FP), DI
+
+pf_skip_228:
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	VFMADD231PS 256(R10)(R8*1), Z14, Z9
+	VFMADD231PS 320(R10)(R8*1), Z15, Z9
+	VFMADD231PS 384(R10)(R8*1), Z16, Z9
+	VFMADD231PS 448(R10)(R8*1), Z17, Z9
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_229
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_67
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_67
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_67
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_67
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_67
+	PREFETCHT1  1024(DI)
+
+pf_row_67:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_229
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_229
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_68
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_68
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_68
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_68
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_68
+	PREFETCHT1 1024(DI)
+
+pf_row_68:
+	ADDQ stride+96(FP), DI
+
+pf_skip_229:
 	JMP scores_reduce_21
 
 scores_seq_no_17:
@@ -33594,26 +37966,26 @@ scores_seq_no_17:
 	VFMADD231PS 128(R9), Z12, Z2
 	VFMADD231PS 192(R9), Z13, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_150
+	JAE         pf_skip_230
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_63
+	JBE         pf_row_69
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_63
+	JBE         pf_row_69
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_63
+	JBE         pf_row_69
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_63
+	JBE         pf_row_69
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -33623,267 +37995,33 @@ scores_seq_no_17:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_63
-	PREFETCHT1  1024(DI)
-
-pf_row_63:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_150
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_150
-	MOVQ       DI, R11
-	ANDQ       $0x0000003f, R11
-	ADDQ       232(SP), R11
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R11, $0x00000080
-	JBE        pf_row_64
-	PREFETCHT1 128(DI)
-	CMPQ       R11, $0x000000c0
-	JBE        pf_row_64
-	PREFETCHT1 192(DI)
-	CMPQ       R11, $0x00000100
-	JBE        pf_row_64
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R11, $0x00000200
-	JBE        pf_row_64
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R11, $0x00000400
-	JBE        pf_row_64
-	PREFETCHT1 1024(DI)
-
-pf_row_64:
-	ADDQ stride+96(FP), DI
-
-pf_skip_150:
-	VFMADD231PS (R9)(SI*1), Z10, Z3
-	VFMADD231PS 64(R9)(SI*1), Z11, Z3
-	VFMADD231PS 128(R9)(SI*1), Z12, Z3
-	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_151
-	MOVQ        DI, R11
-	ANDQ        $0x0000003f, R11
-	ADDQ        232(SP), R11
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R11, $0x00000080
-	JBE         pf_row_65
-	PREFETCHT1  128(DI)
-	CMPQ        R11, $0x000000c0
-	JBE         pf_row_65
-	PREFETCHT1  192(DI)
-	CMPQ        R11, $0x00000100
-	JBE         pf_row_65
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R11, $0x00000200
-	JBE         pf_row_65
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R11, $0x00000400
-	JBE         pf_row_65
-	PREFETCHT1  1024(DI)
-
-pf_row_65:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_151
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_151
-	MOVQ       DI, R11
-	ANDQ       $0x0000003f, R11
-	ADDQ       232(SP), R11
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R11, $0x00000080
-	JBE        pf_row_66
-	PREFETCHT1 128(DI)
-	CMPQ       R11, $0x000000c0
-	JBE        pf_row_66
-	PREFETCHT1 192(DI)
-	CMPQ       R11, $0x00000100
-	JBE        pf_row_66
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R11, $0x00000200
-	JBE        pf_row_66
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R11, $0x00000400
-	JBE        pf_row_66
-	PREFETCHT1 1024(DI)
-
-pf_row_66:
-	ADDQ stride+96(FP), DI
-
-pf_skip_151:
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_152
-	MOVQ        DI, R11
-	ANDQ        $0x0000003f, R11
-	ADDQ        232(SP), R11
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R11, $0x00000080
-	JBE         pf_row_67
-	PREFETCHT1  128(DI)
-	CMPQ        R11, $0x000000c0
-	JBE         pf_row_67
-	PREFETCHT1  192(DI)
-	CMPQ        R11, $0x00000100
-	JBE         pf_row_67
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R11, $0x00000200
-	JBE         pf_row_67
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R11, $0x00000400
-	JBE         pf_row_67
-	PREFETCHT1  1024(DI)
-
-pf_row_67:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_152
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_152
-	MOVQ       DI, R11
-	ANDQ       $0x0000003f, R11
-	ADDQ       232(SP), R11
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R11, $0x00000080
-	JBE        pf_row_68
-	PREFETCHT1 128(DI)
-	CMPQ       R11, $0x000000c0
-	JBE        pf_row_68
-	PREFETCHT1 192(DI)
-	CMPQ       R11, $0x00000100
-	JBE        pf_row_68
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R11, $0x00000200
-	JBE        pf_row_68
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R11, $0x00000400
-	JBE        pf_row_68
-	PREFETCHT1 1024(DI)
-
-pf_row_68:
-	ADDQ stride+96(FP), DI
-
-pf_skip_152:
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS 64(R9)(R8*1), Z11, Z5
-	VFMADD231PS 128(R9)(R8*1), Z12, Z5
-	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_153
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_69
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_69
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_69
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_69
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
 	JBE         pf_row_69
 	PREFETCHT1  1024(DI)
 
 pf_row_69:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_153
+	JAE        pf_skip_230
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_153
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
+	JAE        pf_skip_230
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
+	CMPQ       R11, $0x00000080
 	JBE        pf_row_70
 	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
+	CMPQ       R11, $0x000000c0
 	JBE        pf_row_70
 	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
+	CMPQ       R11, $0x00000100
 	JBE        pf_row_70
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
+	CMPQ       R11, $0x00000200
 	JBE        pf_row_70
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
@@ -33893,38 +38031,38 @@ pf_row_69:
 	PREFETCHT1 832(DI)
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
+	CMPQ       R11, $0x00000400
 	JBE        pf_row_70
 	PREFETCHT1 1024(DI)
 
 pf_row_70:
 	ADDQ stride+96(FP), DI
 
-pf_skip_153:
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
+pf_skip_230:
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS 64(R9)(SI*1), Z11, Z3
+	VFMADD231PS 128(R9)(SI*1), Z12, Z3
+	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_154
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
+	JAE         pf_skip_231
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
+	CMPQ        R11, $0x00000080
 	JBE         pf_row_71
 	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
+	CMPQ        R11, $0x000000c0
 	JBE         pf_row_71
 	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
+	CMPQ        R11, $0x00000100
 	JBE         pf_row_71
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
+	CMPQ        R11, $0x00000200
 	JBE         pf_row_71
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
@@ -33934,34 +38072,34 @@ pf_skip_153:
 	PREFETCHT1  832(DI)
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
+	CMPQ        R11, $0x00000400
 	JBE         pf_row_71
 	PREFETCHT1  1024(DI)
 
 pf_row_71:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_154
+	JAE        pf_skip_231
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_154
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
+	JAE        pf_skip_231
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
+	CMPQ       R11, $0x00000080
 	JBE        pf_row_72
 	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
+	CMPQ       R11, $0x000000c0
 	JBE        pf_row_72
 	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
+	CMPQ       R11, $0x00000100
 	JBE        pf_row_72
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
+	CMPQ       R11, $0x00000200
 	JBE        pf_row_72
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
@@ -33971,38 +38109,38 @@ pf_row_71:
 	PREFETCHT1 832(DI)
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
+	CMPQ       R11, $0x00000400
 	JBE        pf_row_72
 	PREFETCHT1 1024(DI)
 
 pf_row_72:
 	ADDQ stride+96(FP), DI
 
-pf_skip_154:
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+pf_skip_231:
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_155
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
+	JAE         pf_skip_232
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
+	CMPQ        R11, $0x00000080
 	JBE         pf_row_73
 	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
+	CMPQ        R11, $0x000000c0
 	JBE         pf_row_73
 	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
+	CMPQ        R11, $0x00000100
 	JBE         pf_row_73
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
+	CMPQ        R11, $0x00000200
 	JBE         pf_row_73
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
@@ -34012,34 +38150,34 @@ pf_skip_154:
 	PREFETCHT1  832(DI)
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
+	CMPQ        R11, $0x00000400
 	JBE         pf_row_73
 	PREFETCHT1  1024(DI)
 
 pf_row_73:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_155
+	JAE        pf_skip_232
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_155
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
+	JAE        pf_skip_232
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
+	CMPQ       R11, $0x00000080
 	JBE        pf_row_74
 	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
+	CMPQ       R11, $0x000000c0
 	JBE        pf_row_74
 	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
+	CMPQ       R11, $0x00000100
 	JBE        pf_row_74
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
+	CMPQ       R11, $0x00000200
 	JBE        pf_row_74
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
@@ -34049,20 +38187,20 @@ pf_row_73:
 	PREFETCHT1 832(DI)
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
+	CMPQ       R11, $0x00000400
 	JBE        pf_row_74
 	PREFETCHT1 1024(DI)
 
 pf_row_74:
 	ADDQ stride+96(FP), DI
 
-pf_skip_155:
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+pf_skip_232:
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R9)(R8*1), Z11, Z5
+	VFMADD231PS 128(R9)(R8*1), Z12, Z5
+	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_156
+	JAE         pf_skip_233
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -34097,9 +38235,9 @@ pf_skip_155:
 pf_row_75:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_156
+	JAE        pf_skip_233
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_156
+	JAE        pf_skip_233
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -34134,13 +38272,13 @@ pf_row_75:
 pf_row_76:
 	ADDQ stride+96(FP), DI
 
-pf_skip_156:
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+pf_skip_233:
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_157
+	JAE         pf_skip_234
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -34175,9 +38313,9 @@ pf_skip_156:
 pf_row_77:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_157
+	JAE        pf_skip_234
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_157
+	JAE        pf_skip_234
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -34212,7 +38350,241 @@ pf_row_77:
 pf_row_78:
 	ADDQ stride+96(FP), DI
 
-pf_skip_157:
+pf_skip_234:
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_235
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_79
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_79
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_79
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_79
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_79
+	PREFETCHT1  1024(DI)
+
+pf_row_79:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_235
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_235
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_80
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_80
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_80
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_80
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_80
+	PREFETCHT1 1024(DI)
+
+pf_row_80:
+	ADDQ stride+96(FP), DI
+
+pf_skip_235:
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_236
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_81
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_81
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_81
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_81
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_81
+	PREFETCHT1  1024(DI)
+
+pf_row_81:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_236
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_236
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_82
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_82
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_82
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_82
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_82
+	PREFETCHT1 1024(DI)
+
+pf_row_82:
+	ADDQ stride+96(FP), DI
+
+pf_skip_236:
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_237
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_83
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_83
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_83
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_83
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_83
+	PREFETCHT1  1024(DI)
+
+pf_row_83:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_237
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_237
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_84
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_84
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_84
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_84
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_84
+	PREFETCHT1 1024(DI)
+
+pf_row_84:
+	ADDQ stride+96(FP), DI
+
+pf_skip_237:
 	JMP scores_reduce_21
 
 scores_seq_no_18:
@@ -34230,26 +38602,26 @@ scores_pairs_23:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_158
+	JAE         pf_skip_238
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        232(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_79
+	JBE         pf_row_85
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_79
+	JBE         pf_row_85
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_79
+	JBE         pf_row_85
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_79
+	JBE         pf_row_85
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -34259,34 +38631,34 @@ scores_pairs_23:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_79
+	JBE         pf_row_85
 	PREFETCHT1  1024(DI)
 
-pf_row_79:
+pf_row_85:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_158
+	JAE        pf_skip_238
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_158
+	JAE        pf_skip_238
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_80
+	JBE        pf_row_86
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_80
+	JBE        pf_row_86
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_80
+	JBE        pf_row_86
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_80
+	JBE        pf_row_86
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -34296,13 +38668,13 @@ pf_row_79:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_80
+	JBE        pf_row_86
 	PREFETCHT1 1024(DI)
 
-pf_row_80:
+pf_row_86:
 	ADDQ stride+96(FP), DI
 
-pf_skip_158:
+pf_skip_238:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -34371,7 +38743,7 @@ scores_reduce_21:
 
 scores_by1_21:
 	TESTQ   BX, BX
-	JZ      scores_done_43
+	JZ      scores_done_48
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    232(SP), R12
@@ -34401,7 +38773,7 @@ scores_chunk1_21:
 	ADDQ          SI, DX
 	JMP           scores_by1_21
 
-scores_done_43:
+scores_done_48:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -34641,7 +39013,7 @@ scores_reduce_22:
 
 scores_by1_22:
 	TESTQ   BX, BX
-	JZ      scores_done_44
+	JZ      scores_done_49
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    232(SP), R11
@@ -34671,7 +39043,7 @@ scores_chunk1_22:
 	ADDQ          SI, DX
 	JMP           scores_by1_22
 
-scores_done_44:
+scores_done_49:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -34688,9 +39060,9 @@ scores_done_44:
 
 scores_first_done_4:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_22
+	JMP  scores_27
 
-scores_done_42:
+scores_done_47:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_15:
@@ -35387,16 +39759,19 @@ exp_done_30:
 	JMP    softmax_16
 
 softmax_done_16:
-	MOVQ $0x00000000, 32(SP)
-	CMPQ 232(SP), $0x00000100
-	JA   pv_noquads_3
+	MOVQ  $0x00000000, 32(SP)
+	CMPQ  232(SP), $0x00000100
+	JA    pv_noquads_3
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000020, AX
+	JZ    pv_whole_5
 
-pv_20:
+pv_24:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_20
+	JGE   pv_done_24
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -35428,12 +39803,12 @@ pv_20:
 	MOVQ  SI, 120(SP)
 	MOVQ  $0x00000000, 128(SP)
 
-pv4_block_13:
+pv4_block_25:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv4_next_13
+	JL      pv4_next_25
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -35459,9 +39834,9 @@ pv4_block_13:
 	ADDQ    DX, SI
 	MOVQ    120(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_13
+	JZ      pv4_merge_25
 
-pv4_row_13:
+pv4_row_25:
 	VMOVUPS      (SI), Z16
 	VMOVUPS      64(SI), Z17
 	VMOVUPS      128(SI), Z18
@@ -35487,26 +39862,26 @@ pv4_row_13:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_159
+	JAE          pf_skip_239
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_81
+	JBE          pf_row_87
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_81
+	JBE          pf_row_87
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_81
+	JBE          pf_row_87
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_81
+	JBE          pf_row_87
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -35516,34 +39891,34 @@ pv4_row_13:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_81
+	JBE          pf_row_87
 	PREFETCHT1   1024(R9)
 
-pf_row_81:
+pf_row_87:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_159
+	JAE        pf_skip_239
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_159
+	JAE        pf_skip_239
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_82
+	JBE        pf_row_88
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_82
+	JBE        pf_row_88
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_82
+	JBE        pf_row_88
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_82
+	JBE        pf_row_88
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -35553,19 +39928,19 @@ pf_row_81:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_82
+	JBE        pf_row_88
 	PREFETCHT1 1024(R9)
 
-pf_row_82:
+pf_row_88:
 	ADDQ stride+96(FP), R9
 
-pf_skip_159:
+pf_skip_239:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_13
+	JNZ  pv4_row_25
 
-pv4_merge_13:
+pv4_merge_25:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -35587,15 +39962,15 @@ pv4_merge_13:
 	VMOVUPS Z14, 128(BX)(DX*1)
 	VMOVUPS Z15, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 128(SP)
-	JMP     pv4_block_13
+	JMP     pv4_block_25
 
-pv4_next_13:
-pv4_block_14:
+pv4_next_25:
+pv4_block_26:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv4_next_14
+	JL      pv4_next_26
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -35613,9 +39988,9 @@ pv4_block_14:
 	ADDQ    DX, SI
 	MOVQ    120(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_14
+	JZ      pv4_merge_26
 
-pv4_row_14:
+pv4_row_26:
 	VMOVUPS      (SI), Z8
 	VMOVUPS      64(SI), Z9
 	VBROADCASTSS (BX), Z10
@@ -35631,26 +40006,26 @@ pv4_row_14:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_160
+	JAE          pf_skip_240
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_83
+	JBE          pf_row_89
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_83
+	JBE          pf_row_89
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_83
+	JBE          pf_row_89
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_83
+	JBE          pf_row_89
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -35660,34 +40035,34 @@ pv4_row_14:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_83
+	JBE          pf_row_89
 	PREFETCHT1   1024(R9)
 
-pf_row_83:
+pf_row_89:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_160
+	JAE        pf_skip_240
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_160
+	JAE        pf_skip_240
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_84
+	JBE        pf_row_90
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_84
+	JBE        pf_row_90
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_84
+	JBE        pf_row_90
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_84
+	JBE        pf_row_90
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -35697,19 +40072,19 @@ pf_row_83:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_84
+	JBE        pf_row_90
 	PREFETCHT1 1024(R9)
 
-pf_row_84:
+pf_row_90:
 	ADDQ stride+96(FP), R9
 
-pf_skip_160:
+pf_skip_240:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_14
+	JNZ  pv4_row_26
 
-pv4_merge_14:
+pv4_merge_26:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -35723,15 +40098,15 @@ pv4_merge_14:
 	VMOVUPS Z6, (BX)(DX*1)
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 128(SP)
-	JMP     pv4_block_14
+	JMP     pv4_block_26
 
-pv4_next_14:
-pv4_block_15:
+pv4_next_26:
+pv4_block_27:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv4_next_15
+	JL      pv4_next_27
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -35745,9 +40120,9 @@ pv4_block_15:
 	ADDQ    DX, SI
 	MOVQ    120(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_15
+	JZ      pv4_merge_27
 
-pv4_row_15:
+pv4_row_27:
 	VMOVUPS      (SI), Z4
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -35758,26 +40133,26 @@ pv4_row_15:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_161
+	JAE          pf_skip_241
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_85
+	JBE          pf_row_91
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_85
+	JBE          pf_row_91
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_85
+	JBE          pf_row_91
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_85
+	JBE          pf_row_91
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -35787,34 +40162,34 @@ pv4_row_15:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_85
+	JBE          pf_row_91
 	PREFETCHT1   1024(R9)
 
-pf_row_85:
+pf_row_91:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_161
+	JAE        pf_skip_241
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_161
+	JAE        pf_skip_241
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_86
+	JBE        pf_row_92
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_86
+	JBE        pf_row_92
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_86
+	JBE        pf_row_92
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_86
+	JBE        pf_row_92
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -35824,19 +40199,19 @@ pf_row_85:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_86
+	JBE        pf_row_92
 	PREFETCHT1 1024(R9)
 
-pf_row_86:
+pf_row_92:
 	ADDQ stride+96(FP), R9
 
-pf_skip_161:
+pf_skip_241:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_15
+	JNZ  pv4_row_27
 
-pv4_merge_15:
+pv4_merge_27:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -35846,21 +40221,488 @@ pv4_merge_15:
 	MOVQ    64(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 128(SP)
-	JMP     pv4_block_15
+	JMP     pv4_block_27
 
-pv4_next_15:
+pv4_next_27:
 	MOVQ R9, 216(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_20
+	JMP  pv_24
 
-pv_done_20:
+pv_done_24:
+	JMP pv_split_done_5
+
+pv_whole_5:
+pv_25:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_25
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  216(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pv4_block_28:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_28
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	VMOVUPS 128(BX)(DX*1), Z2
+	VMOVUPS 192(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	VMOVUPS 128(BX)(DX*1), Z6
+	VMOVUPS 192(BX)(DX*1), Z7
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	VMOVUPS 128(BX)(DX*1), Z10
+	VMOVUPS 192(BX)(DX*1), Z11
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z12
+	VMOVUPS 64(BX)(DX*1), Z13
+	VMOVUPS 128(BX)(DX*1), Z14
+	VMOVUPS 192(BX)(DX*1), Z15
+	MOVQ    104(SP), BX
+	MOVQ    112(SP), SI
+	ADDQ    DX, SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_28
+
+pv4_row_28:
+	VMOVUPS      (SI), Z16
+	VMOVUPS      64(SI), Z17
+	VMOVUPS      128(SI), Z18
+	VMOVUPS      192(SI), Z19
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (BX)(DI*1), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	VBROADCASTSS (BX)(DI*2), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS (BX)(CX*1), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_242
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         232(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_93
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_93
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_93
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_93
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_93
+	PREFETCHT1   1024(R9)
+
+pf_row_93:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_242
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_242
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_94
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_94
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_94
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_94
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_94
+	PREFETCHT1 1024(R9)
+
+pf_row_94:
+	ADDQ stride+96(FP), R9
+
+pf_skip_242:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_28
+
+pv4_merge_28:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	VMOVUPS Z2, 128(BX)(DX*1)
+	VMOVUPS Z3, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	VMOVUPS Z6, 128(BX)(DX*1)
+	VMOVUPS Z7, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	VMOVUPS Z10, 128(BX)(DX*1)
+	VMOVUPS Z11, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z12, (BX)(DX*1)
+	VMOVUPS Z13, 64(BX)(DX*1)
+	VMOVUPS Z14, 128(BX)(DX*1)
+	VMOVUPS Z15, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 128(SP)
+	JMP     pv4_block_28
+
+pv4_next_28:
+pv4_block_29:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_29
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    104(SP), BX
+	MOVQ    112(SP), SI
+	ADDQ    DX, SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_29
+
+pv4_row_29:
+	VMOVUPS      (SI), Z8
+	VMOVUPS      64(SI), Z9
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (BX)(DI*1), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS (BX)(DI*2), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_243
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         232(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_95
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_95
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_95
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_95
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_95
+	PREFETCHT1   1024(R9)
+
+pf_row_95:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_243
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_243
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_96
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_96
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_96
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_96
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_96
+	PREFETCHT1 1024(R9)
+
+pf_row_96:
+	ADDQ stride+96(FP), R9
+
+pf_skip_243:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_29
+
+pv4_merge_29:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 128(SP)
+	JMP     pv4_block_29
+
+pv4_next_29:
+pv4_block_30:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_30
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    104(SP), BX
+	MOVQ    112(SP), SI
+	ADDQ    DX, SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_30
+
+pv4_row_30:
+	VMOVUPS      (SI), Z4
+	VBROADCASTSS (BX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (BX)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS (BX)(DI*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (BX)(CX*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_244
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         232(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_97
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_97
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_97
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_97
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_97
+	PREFETCHT1   1024(R9)
+
+pf_row_97:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_244
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_244
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_98
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_98
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_98
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_98
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_98
+	PREFETCHT1 1024(R9)
+
+pf_row_98:
+	ADDQ stride+96(FP), R9
+
+pf_skip_244:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_30
+
+pv4_merge_30:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pv4_block_30
+
+pv4_next_30:
+	MOVQ R9, 216(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_25
+
+pv_done_25:
+pv_split_done_5:
 pv_noquads_3:
-pv_21:
+pv_26:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_21
+	JGE   pv_done_26
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -35946,26 +40788,26 @@ pv2_single_20:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_162
+	JAE          pf_skip_245
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_87
+	JBE          pf_row_99
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_87
+	JBE          pf_row_99
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_87
+	JBE          pf_row_99
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_87
+	JBE          pf_row_99
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -35975,34 +40817,34 @@ pv2_single_20:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_87
+	JBE          pf_row_99
 	PREFETCHT1   1024(R10)
 
-pf_row_87:
+pf_row_99:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_162
+	JAE        pf_skip_245
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_162
+	JAE        pf_skip_245
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_88
+	JBE        pf_row_100
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_88
+	JBE        pf_row_100
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_88
+	JBE        pf_row_100
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_88
+	JBE        pf_row_100
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -36012,13 +40854,13 @@ pf_row_87:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_88
+	JBE        pf_row_100
 	PREFETCHT1 1024(R10)
 
-pf_row_88:
+pf_row_100:
 	ADDQ stride+96(FP), R10
 
-pf_skip_162:
+pf_skip_245:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -36108,26 +40950,26 @@ pv2_pair_21:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_163
+	JAE          pf_skip_246
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_89
+	JBE          pf_row_101
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_89
+	JBE          pf_row_101
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_89
+	JBE          pf_row_101
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_89
+	JBE          pf_row_101
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -36137,34 +40979,34 @@ pv2_pair_21:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_89
+	JBE          pf_row_101
 	PREFETCHT1   1024(R10)
 
-pf_row_89:
+pf_row_101:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_163
+	JAE        pf_skip_246
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_163
+	JAE        pf_skip_246
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_90
+	JBE        pf_row_102
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_90
+	JBE        pf_row_102
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_90
+	JBE        pf_row_102
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_90
+	JBE        pf_row_102
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -36174,13 +41016,13 @@ pf_row_89:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_90
+	JBE        pf_row_102
 	PREFETCHT1 1024(R10)
 
-pf_row_90:
+pf_row_102:
 	ADDQ stride+96(FP), R10
 
-pf_skip_163:
+pf_skip_246:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -36273,26 +41115,26 @@ pv2_pair_22:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_164
+	JAE          pf_skip_247
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_91
+	JBE          pf_row_103
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_91
+	JBE          pf_row_103
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_91
+	JBE          pf_row_103
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_91
+	JBE          pf_row_103
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -36302,34 +41144,34 @@ pv2_pair_22:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_91
+	JBE          pf_row_103
 	PREFETCHT1   1024(R10)
 
-pf_row_91:
+pf_row_103:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_164
+	JAE        pf_skip_247
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_164
+	JAE        pf_skip_247
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_92
+	JBE        pf_row_104
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_92
+	JBE        pf_row_104
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_92
+	JBE        pf_row_104
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_92
+	JBE        pf_row_104
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -36339,13 +41181,13 @@ pf_row_91:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_92
+	JBE        pf_row_104
 	PREFETCHT1 1024(R10)
 
-pf_row_92:
+pf_row_104:
 	ADDQ stride+96(FP), R10
 
-pf_skip_164:
+pf_skip_247:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -36414,26 +41256,26 @@ pv2_pair_23:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_165
+	JAE          pf_skip_248
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_93
+	JBE          pf_row_105
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_93
+	JBE          pf_row_105
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_93
+	JBE          pf_row_105
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_93
+	JBE          pf_row_105
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -36443,34 +41285,34 @@ pv2_pair_23:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_93
+	JBE          pf_row_105
 	PREFETCHT1   1024(R10)
 
-pf_row_93:
+pf_row_105:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_165
+	JAE        pf_skip_248
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_165
+	JAE        pf_skip_248
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_94
+	JBE        pf_row_106
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_94
+	JBE        pf_row_106
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_94
+	JBE        pf_row_106
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_94
+	JBE        pf_row_106
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -36480,13 +41322,13 @@ pf_row_93:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_94
+	JBE        pf_row_106
 	PREFETCHT1 1024(R10)
 
-pf_row_94:
+pf_row_106:
 	ADDQ stride+96(FP), R10
 
-pf_skip_165:
+pf_skip_248:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -36519,14 +41361,14 @@ pv2_merge_23:
 pv2_next_23:
 	MOVQ R10, 216(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_21
+	JMP  pv_26
 
-pv_done_21:
-pv_22:
+pv_done_26:
+pv_27:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_22
+	JGE   pv_done_27
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -37068,9 +41910,9 @@ pv_merge_93:
 pv_next_93:
 first_done_4:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_22
+	JMP  pv_27
 
-pv_done_22:
+pv_done_27:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -37205,12 +42047,12 @@ tile_9:
 	TESTQ   $0x00000002, AX
 	JZ      scores_nowide_4
 
-scores_23:
+scores_28:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_45
+	JGE     scores_done_50
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -37291,29 +42133,29 @@ scoresw_chunk2_4:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_166
+	JNZ         pf_skip_249
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_166
+	JAE         pf_skip_249
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_95
+	JBE         pf_row_107
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_95
+	JBE         pf_row_107
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_95
+	JBE         pf_row_107
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_95
+	JBE         pf_row_107
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -37323,34 +42165,34 @@ scoresw_chunk2_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_95
+	JBE         pf_row_107
 	PREFETCHT1  1024(R9)
 
-pf_row_95:
+pf_row_107:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_166
+	JAE        pf_skip_249
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_166
+	JAE        pf_skip_249
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_96
+	JBE        pf_row_108
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_96
+	JBE        pf_row_108
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_96
+	JBE        pf_row_108
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_96
+	JBE        pf_row_108
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -37360,13 +42202,13 @@ pf_row_95:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_96
+	JBE        pf_row_108
 	PREFETCHT1 1024(R9)
 
-pf_row_96:
+pf_row_108:
 	ADDQ stride+96(FP), R9
 
-pf_skip_166:
+pf_skip_249:
 	VCVTPH2PS   16(CX), Y13
 	VCVTPH2PS   16(CX)(R8*1), Y14
 	VMOVUPS     32(DX), Y15
@@ -37382,29 +42224,29 @@ pf_skip_166:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_167
+	JNZ         pf_skip_250
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_167
+	JAE         pf_skip_250
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_97
+	JBE         pf_row_109
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_97
+	JBE         pf_row_109
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_97
+	JBE         pf_row_109
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_97
+	JBE         pf_row_109
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -37414,34 +42256,34 @@ pf_skip_166:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_97
+	JBE         pf_row_109
 	PREFETCHT1  1024(R9)
 
-pf_row_97:
+pf_row_109:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_167
+	JAE        pf_skip_250
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_167
+	JAE        pf_skip_250
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_98
+	JBE        pf_row_110
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_98
+	JBE        pf_row_110
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_98
+	JBE        pf_row_110
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_98
+	JBE        pf_row_110
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -37451,13 +42293,13 @@ pf_row_97:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_98
+	JBE        pf_row_110
 	PREFETCHT1 1024(R9)
 
-pf_row_98:
+pf_row_110:
 	ADDQ stride+96(FP), R9
 
-pf_skip_167:
+pf_skip_250:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000040, DX
 	CMPQ CX, 48(SP)
@@ -37481,29 +42323,29 @@ scoresw_odd_4:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_168
+	JNZ         pf_skip_251
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_168
+	JAE         pf_skip_251
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_99
+	JBE         pf_row_111
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_99
+	JBE         pf_row_111
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_99
+	JBE         pf_row_111
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_99
+	JBE         pf_row_111
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -37513,34 +42355,34 @@ scoresw_odd_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_99
+	JBE         pf_row_111
 	PREFETCHT1  1024(R9)
 
-pf_row_99:
+pf_row_111:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_168
+	JAE        pf_skip_251
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_168
+	JAE        pf_skip_251
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_100
+	JBE        pf_row_112
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_100
+	JBE        pf_row_112
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_100
+	JBE        pf_row_112
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_100
+	JBE        pf_row_112
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -37550,13 +42392,13 @@ pf_row_99:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_100
+	JBE        pf_row_112
 	PREFETCHT1 1024(R9)
 
-pf_row_100:
+pf_row_112:
 	ADDQ stride+96(FP), R9
 
-pf_skip_168:
+pf_skip_251:
 scoresw_chunks_4:
 	VBROADCASTSS scale+64(FP), Y13
 	MOVQ         104(SP), CX
@@ -37700,16 +42542,16 @@ scoresw_done_4:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_23
+	JMP          scores_28
 
-scores_done_45:
+scores_done_50:
 scores_nowide_4:
-scores_24:
+scores_29:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_46
+	JGE     scores_done_51
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -37802,29 +42644,29 @@ scores2_6_chunk2_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_169
+	JNZ         pf_skip_252
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_169
+	JAE         pf_skip_252
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        248(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_101
+	JBE         pf_row_113
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_101
+	JBE         pf_row_113
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_101
+	JBE         pf_row_113
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_101
+	JBE         pf_row_113
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -37834,34 +42676,34 @@ scores2_6_chunk2_2:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_101
+	JBE         pf_row_113
 	PREFETCHT1  1024(R9)
 
-pf_row_101:
+pf_row_113:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_169
+	JAE        pf_skip_252
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_169
+	JAE        pf_skip_252
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       248(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_102
+	JBE        pf_row_114
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_102
+	JBE        pf_row_114
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_102
+	JBE        pf_row_114
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_102
+	JBE        pf_row_114
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -37871,13 +42713,13 @@ pf_row_101:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_102
+	JBE        pf_row_114
 	PREFETCHT1 1024(R9)
 
-pf_row_102:
+pf_row_114:
 	ADDQ stride+96(FP), R9
 
-pf_skip_169:
+pf_skip_252:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -37899,29 +42741,29 @@ pf_skip_169:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_170
+	JNZ         pf_skip_253
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_170
+	JAE         pf_skip_253
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        248(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_103
+	JBE         pf_row_115
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_103
+	JBE         pf_row_115
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_103
+	JBE         pf_row_115
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_103
+	JBE         pf_row_115
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -37931,34 +42773,34 @@ pf_skip_169:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_103
+	JBE         pf_row_115
 	PREFETCHT1  1024(R9)
 
-pf_row_103:
+pf_row_115:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_170
+	JAE        pf_skip_253
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_170
+	JAE        pf_skip_253
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       248(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_104
+	JBE        pf_row_116
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_104
+	JBE        pf_row_116
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_104
+	JBE        pf_row_116
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_104
+	JBE        pf_row_116
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -37968,13 +42810,13 @@ pf_row_103:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_104
+	JBE        pf_row_116
 	PREFETCHT1 1024(R9)
 
-pf_row_104:
+pf_row_116:
 	ADDQ stride+96(FP), R9
 
-pf_skip_170:
+pf_skip_253:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -38004,29 +42846,29 @@ scores2_6_odd_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_171
+	JNZ         pf_skip_254
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_171
+	JAE         pf_skip_254
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_105
+	JBE         pf_row_117
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_105
+	JBE         pf_row_117
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_105
+	JBE         pf_row_117
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_105
+	JBE         pf_row_117
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -38036,34 +42878,34 @@ scores2_6_odd_2:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_105
+	JBE         pf_row_117
 	PREFETCHT1  1024(R9)
 
-pf_row_105:
+pf_row_117:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_171
+	JAE        pf_skip_254
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_171
+	JAE        pf_skip_254
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_106
+	JBE        pf_row_118
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_106
+	JBE        pf_row_118
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_106
+	JBE        pf_row_118
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_106
+	JBE        pf_row_118
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -38073,13 +42915,13 @@ pf_row_105:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_106
+	JBE        pf_row_118
 	PREFETCHT1 1024(R9)
 
-pf_row_106:
+pf_row_118:
 	ADDQ stride+96(FP), R9
 
-pf_skip_171:
+pf_skip_254:
 scores2_6_chunks_2:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -38169,29 +43011,29 @@ scores2_4_chunk2_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_172
+	JNZ         pf_skip_255
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_172
+	JAE         pf_skip_255
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_107
+	JBE         pf_row_119
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_107
+	JBE         pf_row_119
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_107
+	JBE         pf_row_119
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_107
+	JBE         pf_row_119
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -38201,34 +43043,34 @@ scores2_4_chunk2_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_107
+	JBE         pf_row_119
 	PREFETCHT1  1024(R9)
 
-pf_row_107:
+pf_row_119:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_172
+	JAE        pf_skip_255
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_172
+	JAE        pf_skip_255
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_108
+	JBE        pf_row_120
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_108
+	JBE        pf_row_120
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_108
+	JBE        pf_row_120
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_108
+	JBE        pf_row_120
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -38238,13 +43080,13 @@ pf_row_107:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_108
+	JBE        pf_row_120
 	PREFETCHT1 1024(R9)
 
-pf_row_108:
+pf_row_120:
 	ADDQ stride+96(FP), R9
 
-pf_skip_172:
+pf_skip_255:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -38260,29 +43102,29 @@ pf_skip_172:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_173
+	JNZ         pf_skip_256
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_173
+	JAE         pf_skip_256
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_109
+	JBE         pf_row_121
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_109
+	JBE         pf_row_121
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_109
+	JBE         pf_row_121
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_109
+	JBE         pf_row_121
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -38292,34 +43134,34 @@ pf_skip_172:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_109
+	JBE         pf_row_121
 	PREFETCHT1  1024(R9)
 
-pf_row_109:
+pf_row_121:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_173
+	JAE        pf_skip_256
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_173
+	JAE        pf_skip_256
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_110
+	JBE        pf_row_122
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_110
+	JBE        pf_row_122
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_110
+	JBE        pf_row_122
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_110
+	JBE        pf_row_122
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -38329,13 +43171,13 @@ pf_row_109:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_110
+	JBE        pf_row_122
 	PREFETCHT1 1024(R9)
 
-pf_row_110:
+pf_row_122:
 	ADDQ stride+96(FP), R9
 
-pf_skip_173:
+pf_skip_256:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_4
@@ -38358,29 +43200,29 @@ scores2_4_odd_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_174
+	JNZ         pf_skip_257
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_174
+	JAE         pf_skip_257
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_111
+	JBE         pf_row_123
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_111
+	JBE         pf_row_123
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_111
+	JBE         pf_row_123
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_111
+	JBE         pf_row_123
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -38390,34 +43232,34 @@ scores2_4_odd_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_111
+	JBE         pf_row_123
 	PREFETCHT1  1024(R9)
 
-pf_row_111:
+pf_row_123:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_174
+	JAE        pf_skip_257
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_174
+	JAE        pf_skip_257
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_112
+	JBE        pf_row_124
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_112
+	JBE        pf_row_124
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_112
+	JBE        pf_row_124
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_112
+	JBE        pf_row_124
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -38427,13 +43269,13 @@ pf_row_111:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_112
+	JBE        pf_row_124
 	PREFETCHT1 1024(R9)
 
-pf_row_112:
+pf_row_124:
 	ADDQ stride+96(FP), R9
 
-pf_skip_174:
+pf_skip_257:
 scores2_4_chunks_4:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -38543,14 +43385,14 @@ scores2_done_7:
 	VMOVSS    X2, (AX)(CX*4)
 	VMOVSS    X0, 4(AX)(CX*4)
 	ADDQ      $0x00000002, 32(SP)
-	JMP       scores_24
+	JMP       scores_29
 
-scores_done_46:
-scores_25:
+scores_done_51:
+scores_30:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_47
+	JGE     scores_done_52
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -38604,29 +43446,29 @@ scores_pairs_25:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_175
+	JNZ         pf_skip_258
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_175
+	JAE         pf_skip_258
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
-	JBE         pf_row_113
+	JBE         pf_row_125
 	PREFETCHT1  128(DI)
 	CMPQ        R14, $0x000000c0
-	JBE         pf_row_113
+	JBE         pf_row_125
 	PREFETCHT1  192(DI)
 	CMPQ        R14, $0x00000100
-	JBE         pf_row_113
+	JBE         pf_row_125
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R14, $0x00000200
-	JBE         pf_row_113
+	JBE         pf_row_125
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -38636,34 +43478,34 @@ scores_pairs_25:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R14, $0x00000400
-	JBE         pf_row_113
+	JBE         pf_row_125
 	PREFETCHT1  1024(DI)
 
-pf_row_113:
+pf_row_125:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_175
+	JAE        pf_skip_258
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_175
+	JAE        pf_skip_258
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_114
+	JBE        pf_row_126
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_114
+	JBE        pf_row_126
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_114
+	JBE        pf_row_126
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_114
+	JBE        pf_row_126
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -38673,13 +43515,13 @@ pf_row_113:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_114
+	JBE        pf_row_126
 	PREFETCHT1 1024(DI)
 
-pf_row_114:
+pf_row_126:
 	ADDQ stride+96(FP), DI
 
-pf_skip_175:
+pf_skip_258:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -38729,29 +43571,29 @@ scores_pairs_26:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_176
+	JNZ         pf_skip_259
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_176
+	JAE         pf_skip_259
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
-	JBE         pf_row_115
+	JBE         pf_row_127
 	PREFETCHT1  128(DI)
 	CMPQ        R14, $0x000000c0
-	JBE         pf_row_115
+	JBE         pf_row_127
 	PREFETCHT1  192(DI)
 	CMPQ        R14, $0x00000100
-	JBE         pf_row_115
+	JBE         pf_row_127
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R14, $0x00000200
-	JBE         pf_row_115
+	JBE         pf_row_127
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -38761,34 +43603,34 @@ scores_pairs_26:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R14, $0x00000400
-	JBE         pf_row_115
+	JBE         pf_row_127
 	PREFETCHT1  1024(DI)
 
-pf_row_115:
+pf_row_127:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_176
+	JAE        pf_skip_259
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_176
+	JAE        pf_skip_259
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_116
+	JBE        pf_row_128
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_116
+	JBE        pf_row_128
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_116
+	JBE        pf_row_128
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_116
+	JBE        pf_row_128
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -38798,13 +43640,13 @@ pf_row_115:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_116
+	JBE        pf_row_128
 	PREFETCHT1 1024(DI)
 
-pf_row_116:
+pf_row_128:
 	ADDQ stride+96(FP), DI
 
-pf_skip_176:
+pf_skip_259:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -38855,7 +43697,7 @@ scores_half_26:
 
 scores_by1_23:
 	TESTQ  BX, BX
-	JZ     scores_done_48
+	JZ     scores_done_53
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -38885,7 +43727,7 @@ scores_chunk1_23:
 	ADDQ         SI, DX
 	JMP          scores_by1_23
 
-scores_done_48:
+scores_done_53:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -38902,9 +43744,9 @@ scores_done_48:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_25
+	JMP          scores_30
 
-scores_done_47:
+scores_done_52:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_17:
@@ -39624,12 +44466,12 @@ softmax_done_18:
 	TESTQ $0x00000002, AX
 	JZ    pv_nowide_4
 
-pv_23:
+pv_28:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_23
+	JGE   pv_done_28
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -39704,29 +44546,29 @@ pvw_row_7:
 	VFMADD231PS  Y8, Y10, Y6
 	VFMADD231PS  Y9, Y10, Y7
 	DECQ         R10
-	JNZ          pf_skip_177
+	JNZ          pf_skip_260
 	MOVQ         ng+16(FP), R10
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_177
+	JAE          pf_skip_260
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         248(SP), R12
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R12, $0x00000080
-	JBE          pf_row_117
+	JBE          pf_row_129
 	PREFETCHT1   128(R9)
 	CMPQ         R12, $0x000000c0
-	JBE          pf_row_117
+	JBE          pf_row_129
 	PREFETCHT1   192(R9)
 	CMPQ         R12, $0x00000100
-	JBE          pf_row_117
+	JBE          pf_row_129
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R12, $0x00000200
-	JBE          pf_row_117
+	JBE          pf_row_129
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -39736,34 +44578,34 @@ pvw_row_7:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R12, $0x00000400
-	JBE          pf_row_117
+	JBE          pf_row_129
 	PREFETCHT1   1024(R9)
 
-pf_row_117:
+pf_row_129:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_177
+	JAE        pf_skip_260
 	CMPQ       R9, 232(SP)
-	JAE        pf_skip_177
+	JAE        pf_skip_260
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       248(SP), R12
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R12, $0x00000080
-	JBE        pf_row_118
+	JBE        pf_row_130
 	PREFETCHT1 128(R9)
 	CMPQ       R12, $0x000000c0
-	JBE        pf_row_118
+	JBE        pf_row_130
 	PREFETCHT1 192(R9)
 	CMPQ       R12, $0x00000100
-	JBE        pf_row_118
+	JBE        pf_row_130
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R12, $0x00000200
-	JBE        pf_row_118
+	JBE        pf_row_130
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -39773,13 +44615,13 @@ pf_row_117:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R12, $0x00000400
-	JBE        pf_row_118
+	JBE        pf_row_130
 	PREFETCHT1 1024(R9)
 
-pf_row_118:
+pf_row_130:
 	ADDQ stride+96(FP), R9
 
-pf_skip_177:
+pf_skip_260:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R11
@@ -39835,29 +44677,29 @@ pvw_row_8:
 	VBROADCASTSS (BX)(CX*1), Y5
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R10
-	JNZ          pf_skip_178
+	JNZ          pf_skip_261
 	MOVQ         ng+16(FP), R10
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_178
+	JAE          pf_skip_261
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         248(SP), R12
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R12, $0x00000080
-	JBE          pf_row_119
+	JBE          pf_row_131
 	PREFETCHT1   128(R9)
 	CMPQ         R12, $0x000000c0
-	JBE          pf_row_119
+	JBE          pf_row_131
 	PREFETCHT1   192(R9)
 	CMPQ         R12, $0x00000100
-	JBE          pf_row_119
+	JBE          pf_row_131
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R12, $0x00000200
-	JBE          pf_row_119
+	JBE          pf_row_131
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -39867,34 +44709,34 @@ pvw_row_8:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R12, $0x00000400
-	JBE          pf_row_119
+	JBE          pf_row_131
 	PREFETCHT1   1024(R9)
 
-pf_row_119:
+pf_row_131:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_178
+	JAE        pf_skip_261
 	CMPQ       R9, 232(SP)
-	JAE        pf_skip_178
+	JAE        pf_skip_261
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       248(SP), R12
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R12, $0x00000080
-	JBE        pf_row_120
+	JBE        pf_row_132
 	PREFETCHT1 128(R9)
 	CMPQ       R12, $0x000000c0
-	JBE        pf_row_120
+	JBE        pf_row_132
 	PREFETCHT1 192(R9)
 	CMPQ       R12, $0x00000100
-	JBE        pf_row_120
+	JBE        pf_row_132
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R12, $0x00000200
-	JBE        pf_row_120
+	JBE        pf_row_132
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -39904,13 +44746,13 @@ pf_row_119:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R12, $0x00000400
-	JBE        pf_row_120
+	JBE        pf_row_132
 	PREFETCHT1 1024(R9)
 
-pf_row_120:
+pf_row_132:
 	ADDQ stride+96(FP), R9
 
-pf_skip_178:
+pf_skip_261:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R11
@@ -39932,16 +44774,16 @@ pvw_next_8:
 	MOVQ R9, 224(SP)
 	MOVQ R10, 240(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_23
+	JMP  pv_28
 
-pv_done_23:
+pv_done_28:
 pv_nowide_4:
-pv_24:
+pv_29:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_24
+	JGE   pv_done_29
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -40019,29 +44861,29 @@ pv2_single_24:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_179
+	JNZ          pf_skip_262
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_179
+	JAE          pf_skip_262
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_121
+	JBE          pf_row_133
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_121
+	JBE          pf_row_133
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_121
+	JBE          pf_row_133
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_121
+	JBE          pf_row_133
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -40051,34 +44893,34 @@ pv2_single_24:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_121
+	JBE          pf_row_133
 	PREFETCHT1   1024(R10)
 
-pf_row_121:
+pf_row_133:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_179
+	JAE        pf_skip_262
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_179
+	JAE        pf_skip_262
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_122
+	JBE        pf_row_134
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_122
+	JBE        pf_row_134
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_122
+	JBE        pf_row_134
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_122
+	JBE        pf_row_134
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -40088,13 +44930,13 @@ pf_row_121:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_122
+	JBE        pf_row_134
 	PREFETCHT1 1024(R10)
 
-pf_row_122:
+pf_row_134:
 	ADDQ stride+96(FP), R10
 
-pf_skip_179:
+pf_skip_262:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -40159,29 +45001,29 @@ pv2_single_25:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_180
+	JNZ          pf_skip_263
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_180
+	JAE          pf_skip_263
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_123
+	JBE          pf_row_135
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_123
+	JBE          pf_row_135
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_123
+	JBE          pf_row_135
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_123
+	JBE          pf_row_135
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -40191,34 +45033,34 @@ pv2_single_25:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_123
+	JBE          pf_row_135
 	PREFETCHT1   1024(R10)
 
-pf_row_123:
+pf_row_135:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_180
+	JAE        pf_skip_263
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_180
+	JAE        pf_skip_263
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_124
+	JBE        pf_row_136
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_124
+	JBE        pf_row_136
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_124
+	JBE        pf_row_136
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_124
+	JBE        pf_row_136
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -40228,13 +45070,13 @@ pf_row_123:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_124
+	JBE        pf_row_136
 	PREFETCHT1 1024(R10)
 
-pf_row_124:
+pf_row_136:
 	ADDQ stride+96(FP), R10
 
-pf_skip_180:
+pf_skip_263:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -40285,29 +45127,29 @@ pv2_single_26:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_181
+	JNZ          pf_skip_264
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_181
+	JAE          pf_skip_264
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_125
+	JBE          pf_row_137
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_125
+	JBE          pf_row_137
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_125
+	JBE          pf_row_137
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_125
+	JBE          pf_row_137
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -40317,34 +45159,34 @@ pv2_single_26:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_125
+	JBE          pf_row_137
 	PREFETCHT1   1024(R10)
 
-pf_row_125:
+pf_row_137:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_181
+	JAE        pf_skip_264
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_181
+	JAE        pf_skip_264
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_126
+	JBE        pf_row_138
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_126
+	JBE        pf_row_138
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_126
+	JBE        pf_row_138
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_126
+	JBE        pf_row_138
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -40354,13 +45196,13 @@ pf_row_125:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_126
+	JBE        pf_row_138
 	PREFETCHT1 1024(R10)
 
-pf_row_126:
+pf_row_138:
 	ADDQ stride+96(FP), R10
 
-pf_skip_181:
+pf_skip_264:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -40402,29 +45244,29 @@ pv2_single_27:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_182
+	JNZ          pf_skip_265
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_182
+	JAE          pf_skip_265
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_127
+	JBE          pf_row_139
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_127
+	JBE          pf_row_139
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_127
+	JBE          pf_row_139
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_127
+	JBE          pf_row_139
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -40434,34 +45276,34 @@ pv2_single_27:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_127
+	JBE          pf_row_139
 	PREFETCHT1   1024(R10)
 
-pf_row_127:
+pf_row_139:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_182
+	JAE        pf_skip_265
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_182
+	JAE        pf_skip_265
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_128
+	JBE        pf_row_140
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_128
+	JBE        pf_row_140
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_128
+	JBE        pf_row_140
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_128
+	JBE        pf_row_140
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -40471,13 +45313,13 @@ pf_row_127:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_128
+	JBE        pf_row_140
 	PREFETCHT1 1024(R10)
 
-pf_row_128:
+pf_row_140:
 	ADDQ stride+96(FP), R10
 
-pf_skip_182:
+pf_skip_265:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -40495,14 +45337,14 @@ pv2_next_27:
 	MOVQ R10, 224(SP)
 	MOVQ R11, 240(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_24
+	JMP  pv_29
 
-pv_done_24:
-pv_25:
+pv_done_29:
+pv_30:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_25
+	JGE   pv_done_30
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -40572,29 +45414,29 @@ pv_single_94:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_183
+	JNZ          pf_skip_266
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_183
+	JAE          pf_skip_266
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_129
+	JBE          pf_row_141
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_129
+	JBE          pf_row_141
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_129
+	JBE          pf_row_141
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_129
+	JBE          pf_row_141
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -40604,34 +45446,34 @@ pv_single_94:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_129
+	JBE          pf_row_141
 	PREFETCHT1   1024(R8)
 
-pf_row_129:
+pf_row_141:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_183
+	JAE        pf_skip_266
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_183
+	JAE        pf_skip_266
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_130
+	JBE        pf_row_142
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_130
+	JBE        pf_row_142
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_130
+	JBE        pf_row_142
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_130
+	JBE        pf_row_142
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -40641,13 +45483,13 @@ pf_row_129:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_130
+	JBE        pf_row_142
 	PREFETCHT1 1024(R8)
 
-pf_row_130:
+pf_row_142:
 	ADDQ stride+96(FP), R8
 
-pf_skip_183:
+pf_skip_266:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -40710,29 +45552,29 @@ pv_single_95:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_184
+	JNZ          pf_skip_267
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_184
+	JAE          pf_skip_267
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_131
+	JBE          pf_row_143
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_131
+	JBE          pf_row_143
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_131
+	JBE          pf_row_143
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_131
+	JBE          pf_row_143
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -40742,34 +45584,34 @@ pv_single_95:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_131
+	JBE          pf_row_143
 	PREFETCHT1   1024(R8)
 
-pf_row_131:
+pf_row_143:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_184
+	JAE        pf_skip_267
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_184
+	JAE        pf_skip_267
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_132
+	JBE        pf_row_144
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_132
+	JBE        pf_row_144
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_132
+	JBE        pf_row_144
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_132
+	JBE        pf_row_144
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -40779,13 +45621,13 @@ pf_row_131:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_132
+	JBE        pf_row_144
 	PREFETCHT1 1024(R8)
 
-pf_row_132:
+pf_row_144:
 	ADDQ stride+96(FP), R8
 
-pf_skip_184:
+pf_skip_267:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -40845,29 +45687,29 @@ pv_pair_96:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_185
+	JNZ          pf_skip_268
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_185
+	JAE          pf_skip_268
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_133
+	JBE          pf_row_145
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_133
+	JBE          pf_row_145
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_133
+	JBE          pf_row_145
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_133
+	JBE          pf_row_145
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -40877,34 +45719,34 @@ pv_pair_96:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_133
+	JBE          pf_row_145
 	PREFETCHT1   1024(R8)
 
-pf_row_133:
+pf_row_145:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_185
+	JAE        pf_skip_268
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_185
+	JAE        pf_skip_268
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_134
+	JBE        pf_row_146
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_134
+	JBE        pf_row_146
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_134
+	JBE        pf_row_146
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_134
+	JBE        pf_row_146
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -40914,13 +45756,13 @@ pf_row_133:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_134
+	JBE        pf_row_146
 	PREFETCHT1 1024(R8)
 
-pf_row_134:
+pf_row_146:
 	ADDQ stride+96(FP), R8
 
-pf_skip_185:
+pf_skip_268:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -40940,29 +45782,29 @@ pv_single_96:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_186
+	JNZ          pf_skip_269
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_186
+	JAE          pf_skip_269
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_135
+	JBE          pf_row_147
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_135
+	JBE          pf_row_147
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_135
+	JBE          pf_row_147
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_135
+	JBE          pf_row_147
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -40972,34 +45814,34 @@ pv_single_96:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_135
+	JBE          pf_row_147
 	PREFETCHT1   1024(R8)
 
-pf_row_135:
+pf_row_147:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_186
+	JAE        pf_skip_269
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_186
+	JAE        pf_skip_269
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_136
+	JBE        pf_row_148
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_136
+	JBE        pf_row_148
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_136
+	JBE        pf_row_148
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_136
+	JBE        pf_row_148
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -41009,13 +45851,13 @@ pf_row_135:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_136
+	JBE        pf_row_148
 	PREFETCHT1 1024(R8)
 
-pf_row_136:
+pf_row_148:
 	ADDQ stride+96(FP), R8
 
-pf_skip_186:
+pf_skip_269:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -41063,29 +45905,29 @@ pv_pair_97:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_187
+	JNZ          pf_skip_270
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_187
+	JAE          pf_skip_270
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_137
+	JBE          pf_row_149
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_137
+	JBE          pf_row_149
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_137
+	JBE          pf_row_149
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_137
+	JBE          pf_row_149
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -41095,34 +45937,34 @@ pv_pair_97:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_137
+	JBE          pf_row_149
 	PREFETCHT1   1024(R8)
 
-pf_row_137:
+pf_row_149:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_187
+	JAE        pf_skip_270
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_187
+	JAE        pf_skip_270
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_138
+	JBE        pf_row_150
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_138
+	JBE        pf_row_150
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_138
+	JBE        pf_row_150
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_138
+	JBE        pf_row_150
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -41132,13 +45974,13 @@ pf_row_137:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_138
+	JBE        pf_row_150
 	PREFETCHT1 1024(R8)
 
-pf_row_138:
+pf_row_150:
 	ADDQ stride+96(FP), R8
 
-pf_skip_187:
+pf_skip_270:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -41154,29 +45996,29 @@ pv_single_97:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_188
+	JNZ          pf_skip_271
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_188
+	JAE          pf_skip_271
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_139
+	JBE          pf_row_151
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_139
+	JBE          pf_row_151
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_139
+	JBE          pf_row_151
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_139
+	JBE          pf_row_151
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -41186,34 +46028,34 @@ pv_single_97:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_139
+	JBE          pf_row_151
 	PREFETCHT1   1024(R8)
 
-pf_row_139:
+pf_row_151:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_188
+	JAE        pf_skip_271
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_188
+	JAE        pf_skip_271
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_140
+	JBE        pf_row_152
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_140
+	JBE        pf_row_152
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_140
+	JBE        pf_row_152
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_140
+	JBE        pf_row_152
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -41223,13 +46065,13 @@ pf_row_139:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_140
+	JBE        pf_row_152
 	PREFETCHT1 1024(R8)
 
-pf_row_140:
+pf_row_152:
 	ADDQ stride+96(FP), R8
 
-pf_skip_188:
+pf_skip_271:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -41267,29 +46109,29 @@ pv_pair_98:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_189
+	JNZ          pf_skip_272
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_189
+	JAE          pf_skip_272
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_141
+	JBE          pf_row_153
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_141
+	JBE          pf_row_153
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_141
+	JBE          pf_row_153
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_141
+	JBE          pf_row_153
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -41299,34 +46141,34 @@ pv_pair_98:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_141
+	JBE          pf_row_153
 	PREFETCHT1   1024(R8)
 
-pf_row_141:
+pf_row_153:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_189
+	JAE        pf_skip_272
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_189
+	JAE        pf_skip_272
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_142
+	JBE        pf_row_154
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_142
+	JBE        pf_row_154
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_142
+	JBE        pf_row_154
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_142
+	JBE        pf_row_154
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -41336,13 +46178,13 @@ pf_row_141:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_142
+	JBE        pf_row_154
 	PREFETCHT1 1024(R8)
 
-pf_row_142:
+pf_row_154:
 	ADDQ stride+96(FP), R8
 
-pf_skip_189:
+pf_skip_272:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -41356,29 +46198,29 @@ pv_single_98:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_190
+	JNZ          pf_skip_273
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_190
+	JAE          pf_skip_273
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_143
+	JBE          pf_row_155
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_143
+	JBE          pf_row_155
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_143
+	JBE          pf_row_155
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_143
+	JBE          pf_row_155
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -41388,34 +46230,34 @@ pv_single_98:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_143
+	JBE          pf_row_155
 	PREFETCHT1   1024(R8)
 
-pf_row_143:
+pf_row_155:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_190
+	JAE        pf_skip_273
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_190
+	JAE        pf_skip_273
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_144
+	JBE        pf_row_156
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_144
+	JBE        pf_row_156
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_144
+	JBE        pf_row_156
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_144
+	JBE        pf_row_156
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -41425,13 +46267,13 @@ pf_row_143:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_144
+	JBE        pf_row_156
 	PREFETCHT1 1024(R8)
 
-pf_row_144:
+pf_row_156:
 	ADDQ stride+96(FP), R8
 
-pf_skip_190:
+pf_skip_273:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -41447,9 +46289,9 @@ pv_next_98:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_25
+	JMP  pv_30
 
-pv_done_25:
+pv_done_30:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -41582,12 +46424,12 @@ tile_10:
 	TESTQ   $0x00000002, AX
 	JZ      scores_nowide_5
 
-scores_26:
+scores_31:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000007, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_49
+	JGE     scores_done_54
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -41709,26 +46551,26 @@ scoresw_chunk2_5:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_191
+	JAE         pf_skip_274
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_145
+	JBE         pf_row_157
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_145
+	JBE         pf_row_157
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_145
+	JBE         pf_row_157
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_145
+	JBE         pf_row_157
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -41738,34 +46580,34 @@ scoresw_chunk2_5:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_145
+	JBE         pf_row_157
 	PREFETCHT1  1024(R9)
 
-pf_row_145:
+pf_row_157:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_191
+	JAE        pf_skip_274
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_191
+	JAE        pf_skip_274
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_146
+	JBE        pf_row_158
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_146
+	JBE        pf_row_158
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_146
+	JBE        pf_row_158
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_146
+	JBE        pf_row_158
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -41775,13 +46617,13 @@ pf_row_145:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_146
+	JBE        pf_row_158
 	PREFETCHT1 1024(R9)
 
-pf_row_146:
+pf_row_158:
 	ADDQ stride+96(FP), R9
 
-pf_skip_191:
+pf_skip_274:
 	VCVTPH2PS   32(CX), Z26
 	VCVTPH2PS   32(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -41809,26 +46651,26 @@ pf_skip_191:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_192
+	JAE         pf_skip_275
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_147
+	JBE         pf_row_159
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_147
+	JBE         pf_row_159
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_147
+	JBE         pf_row_159
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_147
+	JBE         pf_row_159
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -41838,34 +46680,34 @@ pf_skip_191:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_147
+	JBE         pf_row_159
 	PREFETCHT1  1024(R9)
 
-pf_row_147:
+pf_row_159:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_192
+	JAE        pf_skip_275
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_192
+	JAE        pf_skip_275
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_148
+	JBE        pf_row_160
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_148
+	JBE        pf_row_160
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_148
+	JBE        pf_row_160
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_148
+	JBE        pf_row_160
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -41875,13 +46717,13 @@ pf_row_147:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_148
+	JBE        pf_row_160
 	PREFETCHT1 1024(R9)
 
-pf_row_148:
+pf_row_160:
 	ADDQ stride+96(FP), R9
 
-pf_skip_192:
+pf_skip_275:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000080, DX
 	ADDQ $0x00000080, SI
@@ -41918,26 +46760,26 @@ scoresw_odd_5:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_193
+	JAE         pf_skip_276
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_149
+	JBE         pf_row_161
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_149
+	JBE         pf_row_161
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_149
+	JBE         pf_row_161
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_149
+	JBE         pf_row_161
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -41947,34 +46789,34 @@ scoresw_odd_5:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_149
+	JBE         pf_row_161
 	PREFETCHT1  1024(R9)
 
-pf_row_149:
+pf_row_161:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_193
+	JAE        pf_skip_276
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_193
+	JAE        pf_skip_276
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_150
+	JBE        pf_row_162
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_150
+	JBE        pf_row_162
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_150
+	JBE        pf_row_162
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_150
+	JBE        pf_row_162
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -41984,13 +46826,13 @@ pf_row_149:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_150
+	JBE        pf_row_162
 	PREFETCHT1 1024(R9)
 
-pf_row_150:
+pf_row_162:
 	ADDQ stride+96(FP), R9
 
-pf_skip_193:
+pf_skip_276:
 scoresw_chunks_5:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
@@ -42287,16 +47129,20 @@ scoresw_done_5:
 	VMOVSS       X6, 24(AX)(CX*4)
 	VMOVSS       X4, 28(AX)(CX*4)
 	ADDQ         $0x00000008, 32(SP)
-	JMP          scores_26
+	JMP          scores_31
 
-scores_done_49:
+scores_done_54:
 scores_nowide_5:
-scores_27:
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000020, AX
+	JZ    scores_whole_6
+
+scores_32:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000003, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_50
+	JGE     scores_done_55
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -42340,9 +47186,9 @@ scores_27:
 	VMOVSS  expconst<>+0(SB), X4
 	VMOVSS  expconst<>+0(SB), X5
 
-scores4_by4_6:
+scores4_by4_11:
 	CMPQ    56(SP), $0x04
-	JL      scores4_lone_6
+	JL      scores4_lone_11
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -42378,9 +47224,9 @@ scores4_by4_6:
 	SUBQ    $0x00000020, R10
 	MOVQ    R10, 48(SP)
 	CMPQ    CX, 48(SP)
-	JAE     scores4_odd_6
+	JAE     scores4_odd_11
 
-scores4_chunk2_6:
+scores4_chunk2_11:
 	VMOVUPS     (DX)(CX*2), Z22
 	VMOVUPS     (BX)(CX*2), Z23
 	VMOVUPS     (SI)(CX*2), Z24
@@ -42406,26 +47252,26 @@ scores4_chunk2_6:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_194
+	JAE         pf_skip_277
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_151
+	JBE         pf_row_163
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_151
+	JBE         pf_row_163
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_151
+	JBE         pf_row_163
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_151
+	JBE         pf_row_163
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -42435,34 +47281,34 @@ scores4_chunk2_6:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_151
+	JBE         pf_row_163
 	PREFETCHT1  1024(R9)
 
-pf_row_151:
+pf_row_163:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_194
+	JAE        pf_skip_277
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_194
+	JAE        pf_skip_277
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_152
+	JBE        pf_row_164
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_152
+	JBE        pf_row_164
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_152
+	JBE        pf_row_164
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_152
+	JBE        pf_row_164
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -42472,13 +47318,13 @@ pf_row_151:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_152
+	JBE        pf_row_164
 	PREFETCHT1 1024(R9)
 
-pf_row_152:
+pf_row_164:
 	ADDQ stride+96(FP), R9
 
-pf_skip_194:
+pf_skip_277:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -42504,26 +47350,26 @@ pf_skip_194:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_195
+	JAE         pf_skip_278
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_153
+	JBE         pf_row_165
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_153
+	JBE         pf_row_165
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_153
+	JBE         pf_row_165
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_153
+	JBE         pf_row_165
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -42533,34 +47379,34 @@ pf_skip_194:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_153
+	JBE         pf_row_165
 	PREFETCHT1  1024(R9)
 
-pf_row_153:
+pf_row_165:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_195
+	JAE        pf_skip_278
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_195
+	JAE        pf_skip_278
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_154
+	JBE        pf_row_166
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_154
+	JBE        pf_row_166
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_154
+	JBE        pf_row_166
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_154
+	JBE        pf_row_166
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -42570,20 +47416,20 @@ pf_row_153:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_154
+	JBE        pf_row_166
 	PREFETCHT1 1024(R9)
 
-pf_row_154:
+pf_row_166:
 	ADDQ stride+96(FP), R9
 
-pf_skip_195:
+pf_skip_278:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
-	JB   scores4_chunk2_6
+	JB   scores4_chunk2_11
 
-scores4_odd_6:
+scores4_odd_11:
 	CMPQ        CX, 40(SP)
-	JAE         scores4_chunks_6
+	JAE         scores4_chunks_11
 	VMOVUPS     (DX)(CX*2), Z22
 	VMOVUPS     (BX)(CX*2), Z23
 	VMOVUPS     (SI)(CX*2), Z24
@@ -42609,26 +47455,26 @@ scores4_odd_6:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_196
+	JAE         pf_skip_279
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_155
+	JBE         pf_row_167
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_155
+	JBE         pf_row_167
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_155
+	JBE         pf_row_167
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_155
+	JBE         pf_row_167
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -42638,34 +47484,34 @@ scores4_odd_6:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_155
+	JBE         pf_row_167
 	PREFETCHT1  1024(R9)
 
-pf_row_155:
+pf_row_167:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_196
+	JAE        pf_skip_279
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_196
+	JAE        pf_skip_279
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_156
+	JBE        pf_row_168
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_156
+	JBE        pf_row_168
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_156
+	JBE        pf_row_168
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_156
+	JBE        pf_row_168
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -42675,14 +47521,14 @@ pf_row_155:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_156
+	JBE        pf_row_168
 	PREFETCHT1 1024(R9)
 
-pf_row_156:
+pf_row_168:
 	ADDQ stride+96(FP), R9
 
-pf_skip_196:
-scores4_chunks_6:
+pf_skip_279:
+scores4_chunks_11:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
 	VSHUFF32X4   $0xee, Z7, Z6, Z6
@@ -42756,12 +47602,12 @@ scores4_chunks_6:
 	MOVQ         64(SP), CX
 	LEAQ         (CX)(R8*4), CX
 	MOVQ         CX, 64(SP)
-	JMP          scores4_by4_6
+	JMP          scores4_by4_11
 
-scores4_lone_6:
-scores4_by1_6:
+scores4_lone_11:
+scores4_by1_11:
 	CMPQ    56(SP), $0x00
-	JE      scores4_done_6
+	JE      scores4_done_11
 	VMOVUPS expconst<>+1344(SB), Z6
 	VMOVUPS expconst<>+1344(SB), Z7
 	VMOVUPS expconst<>+1344(SB), Z8
@@ -42783,7 +47629,7 @@ scores4_by1_6:
 	ADDQ    AX, DI
 	MOVQ    DI, 40(SP)
 
-scores4_chunk1_6:
+scores4_chunk1_11:
 	VCVTPH2PS     (AX), Z10
 	VFMADD231PS   (CX)(AX*2), Z10, Z6
 	VFMADD231PS   (DX)(AX*2), Z10, Z7
@@ -42791,7 +47637,7 @@ scores4_chunk1_6:
 	VFMADD231PS   (SI)(AX*2), Z10, Z9
 	ADDQ          $0x00000020, AX
 	CMPQ          AX, 40(SP)
-	JB            scores4_chunk1_6
+	JB            scores4_chunk1_11
 	VEXTRACTF64X4 $0x01, Z6, Y10
 	VADDPS        Y10, Y6, Y10
 	VEXTRACTF32X4 $0x01, Y10, X6
@@ -42848,9 +47694,9 @@ scores4_chunk1_6:
 	MOVQ          64(SP), AX
 	ADDQ          R8, AX
 	MOVQ          AX, 64(SP)
-	JMP           scores4_by1_6
+	JMP           scores4_by1_11
 
-scores4_done_6:
+scores4_done_11:
 	VEXTRACTF128 $0x01, Y0, X6
 	VMOVHLPS     X0, X0, X7
 	VMAXPS       X7, X0, X0
@@ -42884,15 +47730,615 @@ scores4_done_6:
 	VMOVSS       X1, 8(AX)(CX*4)
 	VMOVSS       X2, 12(AX)(CX*4)
 	ADDQ         $0x00000004, 32(SP)
-	JMP          scores_27
+	JMP          scores_32
 
-scores_done_50:
-scores_28:
+scores_done_55:
+	JMP scores_split_done_6
+
+scores_whole_6:
+scores_33:
+	MOVQ    32(SP), AX
+	ADDQ    $0x00000003, AX
+	MOVQ    ng+16(FP), CX
+	CMPQ    AX, CX
+	JGE     scores_done_56
+	MOVQ    d+48(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    q+8(FP), DX
+	ADDQ    DX, CX
+	MOVQ    tileStride+88(FP), DX
+	IMULQ   32(SP), DX
+	MOVQ    tiles+80(FP), BX
+	ADDQ    BX, DX
+	LEAQ    (CX)(AX*1), BX
+	MOVQ    DX, BX
+	ADDQ    tileStride+88(FP), BX
+	MOVQ    (SP), BX
+	MOVQ    24(SP), SI
+	MOVQ    tileStride+88(FP), DI
+	MOVQ    stride+96(FP), R8
+	MOVQ    200(SP), R9
+	MOVQ    DX, DX
+	MOVQ    CX, 72(SP)
+	MOVQ    DX, 104(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 80(SP)
+	MOVQ    DX, 112(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 88(SP)
+	MOVQ    DX, 120(SP)
+	ADDQ    AX, CX
+	ADDQ    DI, DX
+	MOVQ    CX, 96(SP)
+	MOVQ    DX, 128(SP)
+	MOVQ    SI, 56(SP)
+	MOVQ    BX, 64(SP)
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS expconst<>+0(SB), Y0
+	VMOVUPS expconst<>+0(SB), Y1
+	VMOVSS  expconst<>+0(SB), X2
+	VMOVSS  expconst<>+0(SB), X3
+	VMOVSS  expconst<>+0(SB), X4
+	VMOVSS  expconst<>+0(SB), X5
+
+scores4_by4_12:
+	CMPQ    56(SP), $0x04
+	JL      scores4_lone_12
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	VMOVUPS expconst<>+1344(SB), Z10
+	VMOVUPS expconst<>+1344(SB), Z11
+	VMOVUPS expconst<>+1344(SB), Z12
+	VMOVUPS expconst<>+1344(SB), Z13
+	VMOVUPS expconst<>+1344(SB), Z14
+	VMOVUPS expconst<>+1344(SB), Z15
+	VMOVUPS expconst<>+1344(SB), Z16
+	VMOVUPS expconst<>+1344(SB), Z17
+	VMOVUPS expconst<>+1344(SB), Z18
+	VMOVUPS expconst<>+1344(SB), Z19
+	VMOVUPS expconst<>+1344(SB), Z20
+	VMOVUPS expconst<>+1344(SB), Z21
+	MOVQ    64(SP), CX
+	MOVQ    72(SP), DX
+	SUBQ    CX, DX
+	SUBQ    CX, DX
+	MOVQ    80(SP), BX
+	SUBQ    CX, BX
+	SUBQ    CX, BX
+	MOVQ    88(SP), SI
+	SUBQ    CX, SI
+	SUBQ    CX, SI
+	MOVQ    96(SP), DI
+	SUBQ    CX, DI
+	SUBQ    CX, DI
+	MOVQ    232(SP), R10
+	ADDQ    CX, R10
+	MOVQ    R10, 40(SP)
+	SUBQ    $0x00000020, R10
+	MOVQ    R10, 48(SP)
+	CMPQ    CX, 48(SP)
+	JAE     scores4_odd_12
+
+scores4_chunk2_12:
+	VMOVUPS     (DX)(CX*2), Z22
+	VMOVUPS     (BX)(CX*2), Z23
+	VMOVUPS     (SI)(CX*2), Z24
+	VMOVUPS     (DI)(CX*2), Z25
+	VCVTPH2PS   (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VCVTPH2PS   (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VCVTPH2PS   (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VCVTPH2PS   (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_280
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        232(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_169
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_169
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_169
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_169
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_169
+	PREFETCHT1  1024(R9)
+
+pf_row_169:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_280
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_280
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       232(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_170
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_170
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_170
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_170
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_170
+	PREFETCHT1 1024(R9)
+
+pf_row_170:
+	ADDQ stride+96(FP), R9
+
+pf_skip_280:
+	VMOVUPS     64(DX)(CX*2), Z22
+	VMOVUPS     64(BX)(CX*2), Z23
+	VMOVUPS     64(SI)(CX*2), Z24
+	VMOVUPS     64(DI)(CX*2), Z25
+	VCVTPH2PS   32(CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VCVTPH2PS   32(CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VCVTPH2PS   32(CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VCVTPH2PS   32(CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_281
+	MOVQ        R9, R10
+	ANDQ        $0x0000003f, R10
+	ADDQ        232(SP), R10
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        R10, $0x00000080
+	JBE         pf_row_171
+	PREFETCHT1  128(R9)
+	CMPQ        R10, $0x000000c0
+	JBE         pf_row_171
+	PREFETCHT1  192(R9)
+	CMPQ        R10, $0x00000100
+	JBE         pf_row_171
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        R10, $0x00000200
+	JBE         pf_row_171
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        R10, $0x00000400
+	JBE         pf_row_171
+	PREFETCHT1  1024(R9)
+
+pf_row_171:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_281
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_281
+	MOVQ       R9, R10
+	ANDQ       $0x0000003f, R10
+	ADDQ       232(SP), R10
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R10, $0x00000080
+	JBE        pf_row_172
+	PREFETCHT1 128(R9)
+	CMPQ       R10, $0x000000c0
+	JBE        pf_row_172
+	PREFETCHT1 192(R9)
+	CMPQ       R10, $0x00000100
+	JBE        pf_row_172
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R10, $0x00000200
+	JBE        pf_row_172
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R10, $0x00000400
+	JBE        pf_row_172
+	PREFETCHT1 1024(R9)
+
+pf_row_172:
+	ADDQ stride+96(FP), R9
+
+pf_skip_281:
+	ADDQ $0x00000040, CX
+	CMPQ CX, 48(SP)
+	JB   scores4_chunk2_12
+
+scores4_odd_12:
+	CMPQ        CX, 40(SP)
+	JAE         scores4_chunks_12
+	VMOVUPS     (DX)(CX*2), Z22
+	VMOVUPS     (BX)(CX*2), Z23
+	VMOVUPS     (SI)(CX*2), Z24
+	VMOVUPS     (DI)(CX*2), Z25
+	VCVTPH2PS   (CX), Z26
+	VFMADD231PS Z26, Z22, Z6
+	VFMADD231PS Z26, Z23, Z10
+	VFMADD231PS Z26, Z24, Z14
+	VFMADD231PS Z26, Z25, Z18
+	VCVTPH2PS   (CX)(R8*1), Z26
+	VFMADD231PS Z26, Z22, Z7
+	VFMADD231PS Z26, Z23, Z11
+	VFMADD231PS Z26, Z24, Z15
+	VFMADD231PS Z26, Z25, Z19
+	VCVTPH2PS   (CX)(R8*2), Z26
+	VFMADD231PS Z26, Z22, Z8
+	VFMADD231PS Z26, Z23, Z12
+	VFMADD231PS Z26, Z24, Z16
+	VFMADD231PS Z26, Z25, Z20
+	VCVTPH2PS   (CX)(AX*1), Z26
+	VFMADD231PS Z26, Z22, Z9
+	VFMADD231PS Z26, Z23, Z13
+	VFMADD231PS Z26, Z24, Z17
+	VFMADD231PS Z26, Z25, Z21
+	CMPQ        R9, 208(SP)
+	JAE         pf_skip_282
+	MOVQ        R9, CX
+	ANDQ        $0x0000003f, CX
+	ADDQ        232(SP), CX
+	PREFETCHT1  (R9)
+	PREFETCHT1  64(R9)
+	CMPQ        CX, $0x00000080
+	JBE         pf_row_173
+	PREFETCHT1  128(R9)
+	CMPQ        CX, $0x000000c0
+	JBE         pf_row_173
+	PREFETCHT1  192(R9)
+	CMPQ        CX, $0x00000100
+	JBE         pf_row_173
+	PREFETCHT1  256(R9)
+	PREFETCHT1  320(R9)
+	PREFETCHT1  384(R9)
+	PREFETCHT1  448(R9)
+	CMPQ        CX, $0x00000200
+	JBE         pf_row_173
+	PREFETCHT1  512(R9)
+	PREFETCHT1  576(R9)
+	PREFETCHT1  640(R9)
+	PREFETCHT1  704(R9)
+	PREFETCHT1  768(R9)
+	PREFETCHT1  832(R9)
+	PREFETCHT1  896(R9)
+	PREFETCHT1  960(R9)
+	CMPQ        CX, $0x00000400
+	JBE         pf_row_173
+	PREFETCHT1  1024(R9)
+
+pf_row_173:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_282
+	CMPQ       R9, 208(SP)
+	JAE        pf_skip_282
+	MOVQ       R9, CX
+	ANDQ       $0x0000003f, CX
+	ADDQ       232(SP), CX
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       CX, $0x00000080
+	JBE        pf_row_174
+	PREFETCHT1 128(R9)
+	CMPQ       CX, $0x000000c0
+	JBE        pf_row_174
+	PREFETCHT1 192(R9)
+	CMPQ       CX, $0x00000100
+	JBE        pf_row_174
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       CX, $0x00000200
+	JBE        pf_row_174
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       CX, $0x00000400
+	JBE        pf_row_174
+	PREFETCHT1 1024(R9)
+
+pf_row_174:
+	ADDQ stride+96(FP), R9
+
+pf_skip_282:
+scores4_chunks_12:
+	VBROADCASTSS scale+64(FP), Y22
+	VSHUFF32X4   $0x44, Z7, Z6, Z23
+	VSHUFF32X4   $0xee, Z7, Z6, Z6
+	VADDPS       Z6, Z23, Z23
+	VSHUFF32X4   $0x44, Z9, Z8, Z6
+	VSHUFF32X4   $0xee, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z11, Z10, Z7
+	VSHUFF32X4   $0xee, Z11, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z13, Z12, Z8
+	VSHUFF32X4   $0xee, Z13, Z12, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x88, Z6, Z23, Z9
+	VSHUFF32X4   $0xdd, Z6, Z23, Z6
+	VADDPS       Z6, Z9, Z9
+	VSHUFF32X4   $0x88, Z8, Z7, Z6
+	VSHUFF32X4   $0xdd, Z8, Z7, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z9, Z7
+	VSHUFPS      $0xdd, Z6, Z9, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	MOVQ         104(SP), CX
+	MOVQ         112(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 104(SP)
+	ADDQ         $0x00000010, 112(SP)
+	VSHUFF32X4   $0x44, Z15, Z14, Z6
+	VSHUFF32X4   $0xee, Z15, Z14, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFF32X4   $0x44, Z17, Z16, Z7
+	VSHUFF32X4   $0xee, Z17, Z16, Z8
+	VADDPS       Z8, Z7, Z7
+	VSHUFF32X4   $0x44, Z19, Z18, Z8
+	VSHUFF32X4   $0xee, Z19, Z18, Z9
+	VADDPS       Z9, Z8, Z8
+	VSHUFF32X4   $0x44, Z21, Z20, Z9
+	VSHUFF32X4   $0xee, Z21, Z20, Z10
+	VADDPS       Z10, Z9, Z9
+	VSHUFF32X4   $0x88, Z7, Z6, Z10
+	VSHUFF32X4   $0xdd, Z7, Z6, Z6
+	VADDPS       Z6, Z10, Z10
+	VSHUFF32X4   $0x88, Z9, Z8, Z6
+	VSHUFF32X4   $0xdd, Z9, Z8, Z7
+	VADDPS       Z7, Z6, Z6
+	VSHUFPS      $0x88, Z6, Z10, Z7
+	VSHUFPS      $0xdd, Z6, Z10, Z6
+	VADDPS       Z6, Z7, Z7
+	VSHUFPS      $0x88, Z7, Z7, Z6
+	VSHUFPS      $0xdd, Z7, Z7, Z7
+	VADDPS       Z6, Z7, Z7
+	VMOVUPS      expconst<>+1408(SB), Z6
+	VPERMPS      Z7, Z6, Z7
+	VMULPS       Y22, Y7, Y7
+	VMAXPS       Y7, Y1, Y1
+	MOVQ         120(SP), CX
+	MOVQ         128(SP), DX
+	VMOVUPS      X7, (CX)
+	VEXTRACTF128 $0x01, Y7, (DX)
+	ADDQ         $0x00000010, 120(SP)
+	ADDQ         $0x00000010, 128(SP)
+	SUBQ         $0x04, 56(SP)
+	MOVQ         64(SP), CX
+	LEAQ         (CX)(R8*4), CX
+	MOVQ         CX, 64(SP)
+	JMP          scores4_by4_12
+
+scores4_lone_12:
+scores4_by1_12:
+	CMPQ    56(SP), $0x00
+	JE      scores4_done_12
+	VMOVUPS expconst<>+1344(SB), Z6
+	VMOVUPS expconst<>+1344(SB), Z7
+	VMOVUPS expconst<>+1344(SB), Z8
+	VMOVUPS expconst<>+1344(SB), Z9
+	MOVQ    64(SP), AX
+	MOVQ    72(SP), CX
+	SUBQ    AX, CX
+	SUBQ    AX, CX
+	MOVQ    80(SP), DX
+	SUBQ    AX, DX
+	SUBQ    AX, DX
+	MOVQ    88(SP), BX
+	SUBQ    AX, BX
+	SUBQ    AX, BX
+	MOVQ    96(SP), SI
+	SUBQ    AX, SI
+	SUBQ    AX, SI
+	MOVQ    232(SP), DI
+	ADDQ    AX, DI
+	MOVQ    DI, 40(SP)
+
+scores4_chunk1_12:
+	VCVTPH2PS     (AX), Z10
+	VFMADD231PS   (CX)(AX*2), Z10, Z6
+	VFMADD231PS   (DX)(AX*2), Z10, Z7
+	VFMADD231PS   (BX)(AX*2), Z10, Z8
+	VFMADD231PS   (SI)(AX*2), Z10, Z9
+	ADDQ          $0x00000020, AX
+	CMPQ          AX, 40(SP)
+	JB            scores4_chunk1_12
+	VEXTRACTF64X4 $0x01, Z6, Y10
+	VADDPS        Y10, Y6, Y10
+	VEXTRACTF32X4 $0x01, Y10, X6
+	VADDPS        X10, X6, X6
+	VMOVHLPS      X6, X6, X10
+	VADDPS        X10, X6, X6
+	VMOVSHDUP     X6, X10
+	VADDPS        X10, X6, X6
+	VMULSS        scale+64(FP), X6, X6
+	VMAXSS        X6, X2, X2
+	MOVQ          104(SP), AX
+	VMOVSS        X6, (AX)
+	ADDQ          $0x00000004, 104(SP)
+	VEXTRACTF64X4 $0x01, Z7, Y6
+	VADDPS        Y6, Y7, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X3, X3
+	MOVQ          112(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 112(SP)
+	VEXTRACTF64X4 $0x01, Z8, Y6
+	VADDPS        Y6, Y8, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X4, X4
+	MOVQ          120(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 120(SP)
+	VEXTRACTF64X4 $0x01, Z9, Y6
+	VADDPS        Y6, Y9, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDPS        X6, X7, X7
+	VMULSS        scale+64(FP), X7, X7
+	VMAXSS        X7, X5, X5
+	MOVQ          128(SP), AX
+	VMOVSS        X7, (AX)
+	ADDQ          $0x00000004, 128(SP)
+	SUBQ          $0x01, 56(SP)
+	MOVQ          64(SP), AX
+	ADDQ          R8, AX
+	MOVQ          AX, 64(SP)
+	JMP           scores4_by1_12
+
+scores4_done_12:
+	VEXTRACTF128 $0x01, Y0, X6
+	VMOVHLPS     X0, X0, X7
+	VMAXPS       X7, X0, X0
+	VMOVSHDUP    X0, X7
+	VMAXPS       X7, X0, X0
+	VMAXSS       X2, X0, X0
+	VMOVHLPS     X6, X6, X2
+	VMAXPS       X2, X6, X6
+	VMOVSHDUP    X6, X2
+	VMAXPS       X2, X6, X6
+	VMAXSS       X3, X6, X6
+	VEXTRACTF128 $0x01, Y1, X2
+	VMOVHLPS     X1, X1, X3
+	VMAXPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VMAXPS       X3, X1, X1
+	VMAXSS       X4, X1, X1
+	VMOVHLPS     X2, X2, X3
+	VMAXPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VMAXPS       X3, X2, X2
+	VMAXSS       X5, X2, X2
+	MOVQ         R9, 200(SP)
+	MOVQ         state+72(FP), AX
+	MOVQ         ng+16(FP), CX
+	LEAQ         (AX)(CX*4), AX
+	LEAQ         (AX)(CX*4), AX
+	MOVQ         32(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+	VMOVSS       X6, 4(AX)(CX*4)
+	VMOVSS       X1, 8(AX)(CX*4)
+	VMOVSS       X2, 12(AX)(CX*4)
+	ADDQ         $0x00000004, 32(SP)
+	JMP          scores_33
+
+scores_done_56:
+scores_split_done_6:
+scores_34:
 	MOVQ    32(SP), AX
 	ADDQ    $0x00000001, AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_51
+	JGE     scores_done_57
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -42990,26 +48436,26 @@ scores2_8_chunk2_4:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_197
+	JAE         pf_skip_283
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_157
+	JBE         pf_row_175
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_157
+	JBE         pf_row_175
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_157
+	JBE         pf_row_175
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_157
+	JBE         pf_row_175
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -43019,34 +48465,34 @@ scores2_8_chunk2_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_157
+	JBE         pf_row_175
 	PREFETCHT1  1024(R9)
 
-pf_row_157:
+pf_row_175:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_197
+	JAE        pf_skip_283
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_197
+	JAE        pf_skip_283
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_158
+	JBE        pf_row_176
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_158
+	JBE        pf_row_176
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_158
+	JBE        pf_row_176
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_158
+	JBE        pf_row_176
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -43056,13 +48502,13 @@ pf_row_157:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_158
+	JBE        pf_row_176
 	PREFETCHT1 1024(R9)
 
-pf_row_158:
+pf_row_176:
 	ADDQ stride+96(FP), R9
 
-pf_skip_197:
+pf_skip_283:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -43090,26 +48536,26 @@ pf_skip_197:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_198
+	JAE         pf_skip_284
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_159
+	JBE         pf_row_177
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_159
+	JBE         pf_row_177
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_159
+	JBE         pf_row_177
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_159
+	JBE         pf_row_177
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -43119,34 +48565,34 @@ pf_skip_197:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_159
+	JBE         pf_row_177
 	PREFETCHT1  1024(R9)
 
-pf_row_159:
+pf_row_177:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_198
+	JAE        pf_skip_284
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_198
+	JAE        pf_skip_284
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_160
+	JBE        pf_row_178
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_160
+	JBE        pf_row_178
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_160
+	JBE        pf_row_178
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_160
+	JBE        pf_row_178
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -43156,13 +48602,13 @@ pf_row_159:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_160
+	JBE        pf_row_178
 	PREFETCHT1 1024(R9)
 
-pf_row_160:
+pf_row_178:
 	ADDQ stride+96(FP), R9
 
-pf_skip_198:
+pf_skip_284:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -43198,26 +48644,26 @@ scores2_8_odd_4:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_199
+	JAE         pf_skip_285
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_161
+	JBE         pf_row_179
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_161
+	JBE         pf_row_179
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_161
+	JBE         pf_row_179
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_161
+	JBE         pf_row_179
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -43227,34 +48673,34 @@ scores2_8_odd_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_161
+	JBE         pf_row_179
 	PREFETCHT1  1024(R9)
 
-pf_row_161:
+pf_row_179:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_199
+	JAE        pf_skip_285
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_199
+	JAE        pf_skip_285
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_162
+	JBE        pf_row_180
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_162
+	JBE        pf_row_180
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_162
+	JBE        pf_row_180
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_162
+	JBE        pf_row_180
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -43264,13 +48710,13 @@ pf_row_161:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_162
+	JBE        pf_row_180
 	PREFETCHT1 1024(R9)
 
-pf_row_162:
+pf_row_180:
 	ADDQ stride+96(FP), R9
 
-pf_skip_199:
+pf_skip_285:
 scores2_8_chunks_4:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -43422,14 +48868,14 @@ scores2_done_8:
 	VMOVSS        X4, (AX)(CX*4)
 	VMOVSS        X0, 4(AX)(CX*4)
 	ADDQ          $0x00000002, 32(SP)
-	JMP           scores_28
+	JMP           scores_34
 
-scores_done_51:
-scores_29:
+scores_done_57:
+scores_35:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_52
+	JGE     scores_done_58
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -43497,26 +48943,26 @@ scores_by8_24:
 	VCVTPH2PS   224(R9), Z18
 	VFMADD231PS Z18, Z17, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_200
+	JAE         pf_skip_286
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_163
+	JBE         pf_row_181
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_163
+	JBE         pf_row_181
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_163
+	JBE         pf_row_181
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_163
+	JBE         pf_row_181
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -43526,34 +48972,34 @@ scores_by8_24:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_163
+	JBE         pf_row_181
 	PREFETCHT1  1024(DI)
 
-pf_row_163:
+pf_row_181:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_200
+	JAE        pf_skip_286
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_200
+	JAE        pf_skip_286
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_164
+	JBE        pf_row_182
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_164
+	JBE        pf_row_182
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_164
+	JBE        pf_row_182
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_164
+	JBE        pf_row_182
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -43563,13 +49009,13 @@ pf_row_163:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_164
+	JBE        pf_row_182
 	PREFETCHT1 1024(DI)
 
-pf_row_164:
+pf_row_182:
 	ADDQ stride+96(FP), DI
 
-pf_skip_200:
+pf_skip_286:
 	VCVTPH2PS   (R9)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z3
 	VCVTPH2PS   32(R9)(SI*1), Z18
@@ -43587,26 +49033,26 @@ pf_skip_200:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_201
+	JAE         pf_skip_287
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_165
+	JBE         pf_row_183
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_165
+	JBE         pf_row_183
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_165
+	JBE         pf_row_183
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_165
+	JBE         pf_row_183
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -43616,34 +49062,34 @@ pf_skip_200:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_165
+	JBE         pf_row_183
 	PREFETCHT1  1024(DI)
 
-pf_row_165:
+pf_row_183:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_201
+	JAE        pf_skip_287
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_201
+	JAE        pf_skip_287
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_166
+	JBE        pf_row_184
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_166
+	JBE        pf_row_184
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_166
+	JBE        pf_row_184
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_166
+	JBE        pf_row_184
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -43653,13 +49099,13 @@ pf_row_165:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_166
+	JBE        pf_row_184
 	PREFETCHT1 1024(DI)
 
-pf_row_166:
+pf_row_184:
 	ADDQ stride+96(FP), DI
 
-pf_skip_201:
+pf_skip_287:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -43677,26 +49123,26 @@ pf_skip_201:
 	VCVTPH2PS   224(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_202
+	JAE         pf_skip_288
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_167
+	JBE         pf_row_185
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_167
+	JBE         pf_row_185
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_167
+	JBE         pf_row_185
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_167
+	JBE         pf_row_185
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -43706,34 +49152,34 @@ pf_skip_201:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_167
+	JBE         pf_row_185
 	PREFETCHT1  1024(DI)
 
-pf_row_167:
+pf_row_185:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_202
+	JAE        pf_skip_288
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_202
+	JAE        pf_skip_288
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_168
+	JBE        pf_row_186
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_168
+	JBE        pf_row_186
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_168
+	JBE        pf_row_186
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_168
+	JBE        pf_row_186
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -43743,13 +49189,13 @@ pf_row_167:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_168
+	JBE        pf_row_186
 	PREFETCHT1 1024(DI)
 
-pf_row_168:
+pf_row_186:
 	ADDQ stride+96(FP), DI
 
-pf_skip_202:
+pf_skip_288:
 	VCVTPH2PS   (R9)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z5
 	VCVTPH2PS   32(R9)(R8*1), Z18
@@ -43767,26 +49213,26 @@ pf_skip_202:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_203
+	JAE         pf_skip_289
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_169
+	JBE         pf_row_187
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_169
+	JBE         pf_row_187
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_169
+	JBE         pf_row_187
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_169
+	JBE         pf_row_187
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -43796,34 +49242,34 @@ pf_skip_202:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_169
+	JBE         pf_row_187
 	PREFETCHT1  1024(DI)
 
-pf_row_169:
+pf_row_187:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_203
+	JAE        pf_skip_289
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_203
+	JAE        pf_skip_289
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_170
+	JBE        pf_row_188
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_170
+	JBE        pf_row_188
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_170
+	JBE        pf_row_188
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_170
+	JBE        pf_row_188
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -43833,13 +49279,13 @@ pf_row_169:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_170
+	JBE        pf_row_188
 	PREFETCHT1 1024(DI)
 
-pf_row_170:
+pf_row_188:
 	ADDQ stride+96(FP), DI
 
-pf_skip_203:
+pf_skip_289:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -43857,26 +49303,26 @@ pf_skip_203:
 	VCVTPH2PS   224(R10), Z18
 	VFMADD231PS Z18, Z17, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_204
+	JAE         pf_skip_290
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_171
+	JBE         pf_row_189
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_171
+	JBE         pf_row_189
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_171
+	JBE         pf_row_189
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_171
+	JBE         pf_row_189
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -43886,34 +49332,34 @@ pf_skip_203:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_171
+	JBE         pf_row_189
 	PREFETCHT1  1024(DI)
 
-pf_row_171:
+pf_row_189:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_204
+	JAE        pf_skip_290
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_204
+	JAE        pf_skip_290
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_172
+	JBE        pf_row_190
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_172
+	JBE        pf_row_190
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_172
+	JBE        pf_row_190
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_172
+	JBE        pf_row_190
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -43923,13 +49369,13 @@ pf_row_171:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_172
+	JBE        pf_row_190
 	PREFETCHT1 1024(DI)
 
-pf_row_172:
+pf_row_190:
 	ADDQ stride+96(FP), DI
 
-pf_skip_204:
+pf_skip_290:
 	VCVTPH2PS   (R10)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z7
 	VCVTPH2PS   32(R10)(SI*1), Z18
@@ -43947,26 +49393,26 @@ pf_skip_204:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_205
+	JAE         pf_skip_291
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_173
+	JBE         pf_row_191
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_173
+	JBE         pf_row_191
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_173
+	JBE         pf_row_191
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_173
+	JBE         pf_row_191
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -43976,34 +49422,34 @@ pf_skip_204:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_173
+	JBE         pf_row_191
 	PREFETCHT1  1024(DI)
 
-pf_row_173:
+pf_row_191:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_205
+	JAE        pf_skip_291
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_205
+	JAE        pf_skip_291
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_174
+	JBE        pf_row_192
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_174
+	JBE        pf_row_192
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_174
+	JBE        pf_row_192
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_174
+	JBE        pf_row_192
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -44013,13 +49459,13 @@ pf_row_173:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_174
+	JBE        pf_row_192
 	PREFETCHT1 1024(DI)
 
-pf_row_174:
+pf_row_192:
 	ADDQ stride+96(FP), DI
 
-pf_skip_205:
+pf_skip_291:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -44037,26 +49483,26 @@ pf_skip_205:
 	VCVTPH2PS   224(R10)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_206
+	JAE         pf_skip_292
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_175
+	JBE         pf_row_193
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_175
+	JBE         pf_row_193
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_175
+	JBE         pf_row_193
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_175
+	JBE         pf_row_193
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -44066,34 +49512,34 @@ pf_skip_205:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_175
+	JBE         pf_row_193
 	PREFETCHT1  1024(DI)
 
-pf_row_175:
+pf_row_193:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_206
+	JAE        pf_skip_292
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_206
+	JAE        pf_skip_292
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_176
+	JBE        pf_row_194
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_176
+	JBE        pf_row_194
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_176
+	JBE        pf_row_194
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_176
+	JBE        pf_row_194
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -44103,13 +49549,13 @@ pf_row_175:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_176
+	JBE        pf_row_194
 	PREFETCHT1 1024(DI)
 
-pf_row_176:
+pf_row_194:
 	ADDQ stride+96(FP), DI
 
-pf_skip_206:
+pf_skip_292:
 	VCVTPH2PS   (R10)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z9
 	VCVTPH2PS   32(R10)(R8*1), Z10
@@ -44127,26 +49573,26 @@ pf_skip_206:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_207
+	JAE         pf_skip_293
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_177
+	JBE         pf_row_195
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_177
+	JBE         pf_row_195
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_177
+	JBE         pf_row_195
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_177
+	JBE         pf_row_195
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -44156,34 +49602,34 @@ pf_skip_206:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_177
+	JBE         pf_row_195
 	PREFETCHT1  1024(DI)
 
-pf_row_177:
+pf_row_195:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_207
+	JAE        pf_skip_293
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_207
+	JAE        pf_skip_293
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_178
+	JBE        pf_row_196
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_178
+	JBE        pf_row_196
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_178
+	JBE        pf_row_196
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_178
+	JBE        pf_row_196
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -44193,13 +49639,13 @@ pf_row_177:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_178
+	JBE        pf_row_196
 	PREFETCHT1 1024(DI)
 
-pf_row_178:
+pf_row_196:
 	ADDQ stride+96(FP), DI
 
-pf_skip_207:
+pf_skip_293:
 	JMP scores_reduce_24
 
 scores_seq_no_21:
@@ -44226,26 +49672,26 @@ scores_seq_no_21:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_208
+	JAE         pf_skip_294
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_179
+	JBE         pf_row_197
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_179
+	JBE         pf_row_197
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_179
+	JBE         pf_row_197
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_179
+	JBE         pf_row_197
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -44255,34 +49701,34 @@ scores_seq_no_21:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_179
+	JBE         pf_row_197
 	PREFETCHT1  1024(DI)
 
-pf_row_179:
+pf_row_197:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_208
+	JAE        pf_skip_294
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_208
+	JAE        pf_skip_294
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_180
+	JBE        pf_row_198
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_180
+	JBE        pf_row_198
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_180
+	JBE        pf_row_198
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_180
+	JBE        pf_row_198
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -44292,13 +49738,13 @@ pf_row_179:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_180
+	JBE        pf_row_198
 	PREFETCHT1 1024(DI)
 
-pf_row_180:
+pf_row_198:
 	ADDQ stride+96(FP), DI
 
-pf_skip_208:
+pf_skip_294:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -44316,26 +49762,26 @@ pf_skip_208:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_209
+	JAE         pf_skip_295
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_181
+	JBE         pf_row_199
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_181
+	JBE         pf_row_199
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_181
+	JBE         pf_row_199
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_181
+	JBE         pf_row_199
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -44345,34 +49791,34 @@ pf_skip_208:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_181
+	JBE         pf_row_199
 	PREFETCHT1  1024(DI)
 
-pf_row_181:
+pf_row_199:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_209
+	JAE        pf_skip_295
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_209
+	JAE        pf_skip_295
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_182
+	JBE        pf_row_200
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_182
+	JBE        pf_row_200
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_182
+	JBE        pf_row_200
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_182
+	JBE        pf_row_200
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -44382,13 +49828,13 @@ pf_row_181:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_182
+	JBE        pf_row_200
 	PREFETCHT1 1024(DI)
 
-pf_row_182:
+pf_row_200:
 	ADDQ stride+96(FP), DI
 
-pf_skip_209:
+pf_skip_295:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -44406,26 +49852,26 @@ pf_skip_209:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_210
+	JAE         pf_skip_296
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_183
+	JBE         pf_row_201
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_183
+	JBE         pf_row_201
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_183
+	JBE         pf_row_201
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_183
+	JBE         pf_row_201
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -44435,34 +49881,34 @@ pf_skip_209:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_183
+	JBE         pf_row_201
 	PREFETCHT1  1024(DI)
 
-pf_row_183:
+pf_row_201:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_210
+	JAE        pf_skip_296
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_210
+	JAE        pf_skip_296
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_184
+	JBE        pf_row_202
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_184
+	JBE        pf_row_202
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_184
+	JBE        pf_row_202
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_184
+	JBE        pf_row_202
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -44472,13 +49918,13 @@ pf_row_183:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_184
+	JBE        pf_row_202
 	PREFETCHT1 1024(DI)
 
-pf_row_184:
+pf_row_202:
 	ADDQ stride+96(FP), DI
 
-pf_skip_210:
+pf_skip_296:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -44496,26 +49942,26 @@ pf_skip_210:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_211
+	JAE         pf_skip_297
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R9, $0x00000080
-	JBE         pf_row_185
+	JBE         pf_row_203
 	PREFETCHT1  128(DI)
 	CMPQ        R9, $0x000000c0
-	JBE         pf_row_185
+	JBE         pf_row_203
 	PREFETCHT1  192(DI)
 	CMPQ        R9, $0x00000100
-	JBE         pf_row_185
+	JBE         pf_row_203
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R9, $0x00000200
-	JBE         pf_row_185
+	JBE         pf_row_203
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -44525,34 +49971,34 @@ pf_skip_210:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R9, $0x00000400
-	JBE         pf_row_185
+	JBE         pf_row_203
 	PREFETCHT1  1024(DI)
 
-pf_row_185:
+pf_row_203:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_211
+	JAE        pf_skip_297
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_211
+	JAE        pf_skip_297
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R9, $0x00000080
-	JBE        pf_row_186
+	JBE        pf_row_204
 	PREFETCHT1 128(DI)
 	CMPQ       R9, $0x000000c0
-	JBE        pf_row_186
+	JBE        pf_row_204
 	PREFETCHT1 192(DI)
 	CMPQ       R9, $0x00000100
-	JBE        pf_row_186
+	JBE        pf_row_204
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R9, $0x00000200
-	JBE        pf_row_186
+	JBE        pf_row_204
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -44562,13 +50008,13 @@ pf_row_185:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R9, $0x00000400
-	JBE        pf_row_186
+	JBE        pf_row_204
 	PREFETCHT1 1024(DI)
 
-pf_row_186:
+pf_row_204:
 	ADDQ stride+96(FP), DI
 
-pf_skip_211:
+pf_skip_297:
 	JMP scores_reduce_24
 
 scores_seq_no_22:
@@ -44594,26 +50040,26 @@ scores_pairs_27:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_212
+	JAE         pf_skip_298
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        232(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_187
+	JBE         pf_row_205
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_187
+	JBE         pf_row_205
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_187
+	JBE         pf_row_205
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_187
+	JBE         pf_row_205
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -44623,34 +50069,34 @@ scores_pairs_27:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_187
+	JBE         pf_row_205
 	PREFETCHT1  1024(DI)
 
-pf_row_187:
+pf_row_205:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_212
+	JAE        pf_skip_298
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_212
+	JAE        pf_skip_298
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_188
+	JBE        pf_row_206
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_188
+	JBE        pf_row_206
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_188
+	JBE        pf_row_206
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_188
+	JBE        pf_row_206
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -44660,13 +50106,13 @@ pf_row_187:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_188
+	JBE        pf_row_206
 	PREFETCHT1 1024(DI)
 
-pf_row_188:
+pf_row_206:
 	ADDQ stride+96(FP), DI
 
-pf_skip_212:
+pf_skip_298:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -44751,7 +50197,7 @@ scores_reduce_24:
 
 scores_by1_24:
 	TESTQ   BX, BX
-	JZ      scores_done_53
+	JZ      scores_done_59
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    232(SP), R12
@@ -44783,7 +50229,7 @@ scores_chunk1_24:
 	ADDQ          SI, DX
 	JMP           scores_by1_24
 
-scores_done_53:
+scores_done_59:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -45144,7 +50590,7 @@ scores_reduce_25:
 
 scores_by1_25:
 	TESTQ   BX, BX
-	JZ      scores_done_54
+	JZ      scores_done_60
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    232(SP), R11
@@ -45176,7 +50622,7 @@ scores_chunk1_25:
 	ADDQ          SI, DX
 	JMP           scores_by1_25
 
-scores_done_54:
+scores_done_60:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -45193,9 +50639,9 @@ scores_done_54:
 
 scores_first_done_5:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_29
+	JMP  scores_35
 
-scores_done_52:
+scores_done_58:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_19:
@@ -45897,12 +51343,12 @@ softmax_done_20:
 	TESTQ $0x00000002, AX
 	JZ    pv_nowide_5
 
-pv_26:
+pv_31:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000007, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_26
+	JGE   pv_done_31
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -46009,26 +51455,26 @@ pvw_row_9:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_213
+	JAE          pf_skip_299
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         232(SP), R12
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R12, $0x00000080
-	JBE          pf_row_189
+	JBE          pf_row_207
 	PREFETCHT1   128(R9)
 	CMPQ         R12, $0x000000c0
-	JBE          pf_row_189
+	JBE          pf_row_207
 	PREFETCHT1   192(R9)
 	CMPQ         R12, $0x00000100
-	JBE          pf_row_189
+	JBE          pf_row_207
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R12, $0x00000200
-	JBE          pf_row_189
+	JBE          pf_row_207
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -46038,34 +51484,34 @@ pvw_row_9:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R12, $0x00000400
-	JBE          pf_row_189
+	JBE          pf_row_207
 	PREFETCHT1   1024(R9)
 
-pf_row_189:
+pf_row_207:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_213
+	JAE        pf_skip_299
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_213
+	JAE        pf_skip_299
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       232(SP), R12
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R12, $0x00000080
-	JBE        pf_row_190
+	JBE        pf_row_208
 	PREFETCHT1 128(R9)
 	CMPQ       R12, $0x000000c0
-	JBE        pf_row_190
+	JBE        pf_row_208
 	PREFETCHT1 192(R9)
 	CMPQ       R12, $0x00000100
-	JBE        pf_row_190
+	JBE        pf_row_208
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R12, $0x00000200
-	JBE        pf_row_190
+	JBE        pf_row_208
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -46075,13 +51521,13 @@ pf_row_189:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R12, $0x00000400
-	JBE        pf_row_190
+	JBE        pf_row_208
 	PREFETCHT1 1024(R9)
 
-pf_row_190:
+pf_row_208:
 	ADDQ stride+96(FP), R9
 
-pf_skip_213:
+pf_skip_299:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -46167,26 +51613,26 @@ pvw_row_10:
 	VBROADCASTSS (R11)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_214
+	JAE          pf_skip_300
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         232(SP), R12
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R12, $0x00000080
-	JBE          pf_row_191
+	JBE          pf_row_209
 	PREFETCHT1   128(R9)
 	CMPQ         R12, $0x000000c0
-	JBE          pf_row_191
+	JBE          pf_row_209
 	PREFETCHT1   192(R9)
 	CMPQ         R12, $0x00000100
-	JBE          pf_row_191
+	JBE          pf_row_209
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R12, $0x00000200
-	JBE          pf_row_191
+	JBE          pf_row_209
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -46196,34 +51642,34 @@ pvw_row_10:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R12, $0x00000400
-	JBE          pf_row_191
+	JBE          pf_row_209
 	PREFETCHT1   1024(R9)
 
-pf_row_191:
+pf_row_209:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_214
+	JAE        pf_skip_300
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_214
+	JAE        pf_skip_300
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       232(SP), R12
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R12, $0x00000080
-	JBE        pf_row_192
+	JBE        pf_row_210
 	PREFETCHT1 128(R9)
 	CMPQ       R12, $0x000000c0
-	JBE        pf_row_192
+	JBE        pf_row_210
 	PREFETCHT1 192(R9)
 	CMPQ       R12, $0x00000100
-	JBE        pf_row_192
+	JBE        pf_row_210
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R12, $0x00000200
-	JBE        pf_row_192
+	JBE        pf_row_210
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -46233,13 +51679,13 @@ pf_row_191:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R12, $0x00000400
-	JBE        pf_row_192
+	JBE        pf_row_210
 	PREFETCHT1 1024(R9)
 
-pf_row_192:
+pf_row_210:
 	ADDQ stride+96(FP), R9
 
-pf_skip_214:
+pf_skip_300:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -46269,16 +51715,20 @@ pvw_merge_10:
 pvw_next_10:
 	MOVQ R9, 216(SP)
 	ADDQ $0x00000008, 32(SP)
-	JMP  pv_26
+	JMP  pv_31
 
-pv_done_26:
+pv_done_31:
 pv_nowide_5:
-pv_27:
+	MOVQ  mode+104(FP), AX
+	TESTQ $0x00000020, AX
+	JZ    pv_whole_6
+
+pv_32:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000003, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_27
+	JGE   pv_done_32
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -46310,12 +51760,12 @@ pv_27:
 	MOVQ  SI, 120(SP)
 	MOVQ  $0x00000000, 128(SP)
 
-pv4_block_16:
+pv4_block_31:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000100
-	JL      pv4_next_16
+	JL      pv4_next_31
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -46342,9 +51792,9 @@ pv4_block_16:
 	ADDQ    112(SP), SI
 	MOVQ    120(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_16
+	JZ      pv4_merge_31
 
-pv4_row_16:
+pv4_row_31:
 	VCVTPH2PS    (SI), Z16
 	VCVTPH2PS    32(SI), Z17
 	VCVTPH2PS    64(SI), Z18
@@ -46370,26 +51820,26 @@ pv4_row_16:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_215
+	JAE          pf_skip_301
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_193
+	JBE          pf_row_211
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_193
+	JBE          pf_row_211
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_193
+	JBE          pf_row_211
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_193
+	JBE          pf_row_211
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -46399,34 +51849,34 @@ pv4_row_16:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_193
+	JBE          pf_row_211
 	PREFETCHT1   1024(R9)
 
-pf_row_193:
+pf_row_211:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_215
+	JAE        pf_skip_301
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_215
+	JAE        pf_skip_301
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_194
+	JBE        pf_row_212
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_194
+	JBE        pf_row_212
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_194
+	JBE        pf_row_212
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_194
+	JBE        pf_row_212
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -46436,19 +51886,19 @@ pf_row_193:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_194
+	JBE        pf_row_212
 	PREFETCHT1 1024(R9)
 
-pf_row_194:
+pf_row_212:
 	ADDQ stride+96(FP), R9
 
-pf_skip_215:
+pf_skip_301:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_16
+	JNZ  pv4_row_31
 
-pv4_merge_16:
+pv4_merge_31:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -46470,15 +51920,15 @@ pv4_merge_16:
 	VMOVUPS Z14, 128(BX)(DX*1)
 	VMOVUPS Z15, 192(BX)(DX*1)
 	ADDQ    $0x00000100, 128(SP)
-	JMP     pv4_block_16
+	JMP     pv4_block_31
 
-pv4_next_16:
-pv4_block_17:
+pv4_next_31:
+pv4_block_32:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000080
-	JL      pv4_next_17
+	JL      pv4_next_32
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	VMOVUPS 64(BX)(DX*1), Z1
@@ -46497,9 +51947,9 @@ pv4_block_17:
 	ADDQ    112(SP), SI
 	MOVQ    120(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_17
+	JZ      pv4_merge_32
 
-pv4_row_17:
+pv4_row_32:
 	VCVTPH2PS    (SI), Z8
 	VCVTPH2PS    32(SI), Z9
 	VBROADCASTSS (BX), Z10
@@ -46515,26 +51965,26 @@ pv4_row_17:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_216
+	JAE          pf_skip_302
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_195
+	JBE          pf_row_213
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_195
+	JBE          pf_row_213
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_195
+	JBE          pf_row_213
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_195
+	JBE          pf_row_213
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -46544,34 +51994,34 @@ pv4_row_17:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_195
+	JBE          pf_row_213
 	PREFETCHT1   1024(R9)
 
-pf_row_195:
+pf_row_213:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_216
+	JAE        pf_skip_302
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_216
+	JAE        pf_skip_302
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_196
+	JBE        pf_row_214
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_196
+	JBE        pf_row_214
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_196
+	JBE        pf_row_214
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_196
+	JBE        pf_row_214
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -46581,19 +52031,19 @@ pf_row_195:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_196
+	JBE        pf_row_214
 	PREFETCHT1 1024(R9)
 
-pf_row_196:
+pf_row_214:
 	ADDQ stride+96(FP), R9
 
-pf_skip_216:
+pf_skip_302:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_17
+	JNZ  pv4_row_32
 
-pv4_merge_17:
+pv4_merge_32:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	VMOVUPS Z1, 64(BX)(DX*1)
@@ -46607,15 +52057,15 @@ pv4_merge_17:
 	VMOVUPS Z6, (BX)(DX*1)
 	VMOVUPS Z7, 64(BX)(DX*1)
 	ADDQ    $0x00000080, 128(SP)
-	JMP     pv4_block_17
+	JMP     pv4_block_32
 
-pv4_next_17:
-pv4_block_18:
+pv4_next_32:
+pv4_block_33:
 	MOVQ    128(SP), DX
 	MOVQ    AX, BX
 	SUBQ    DX, BX
 	CMPQ    BX, $0x00000040
-	JL      pv4_next_18
+	JL      pv4_next_33
 	MOVQ    40(SP), BX
 	VMOVUPS (BX)(DX*1), Z0
 	MOVQ    48(SP), BX
@@ -46630,9 +52080,9 @@ pv4_block_18:
 	ADDQ    112(SP), SI
 	MOVQ    120(SP), R10
 	TESTQ   R10, R10
-	JZ      pv4_merge_18
+	JZ      pv4_merge_33
 
-pv4_row_18:
+pv4_row_33:
 	VCVTPH2PS    (SI), Z4
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -46643,26 +52093,26 @@ pv4_row_18:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_217
+	JAE          pf_skip_303
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_197
+	JBE          pf_row_215
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_197
+	JBE          pf_row_215
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_197
+	JBE          pf_row_215
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_197
+	JBE          pf_row_215
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -46672,34 +52122,34 @@ pv4_row_18:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_197
+	JBE          pf_row_215
 	PREFETCHT1   1024(R9)
 
-pf_row_197:
+pf_row_215:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_217
+	JAE        pf_skip_303
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_217
+	JAE        pf_skip_303
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_198
+	JBE        pf_row_216
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_198
+	JBE        pf_row_216
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_198
+	JBE        pf_row_216
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_198
+	JBE        pf_row_216
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -46709,19 +52159,19 @@ pf_row_197:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_198
+	JBE        pf_row_216
 	PREFETCHT1 1024(R9)
 
-pf_row_198:
+pf_row_216:
 	ADDQ stride+96(FP), R9
 
-pf_skip_217:
+pf_skip_303:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
-	JNZ  pv4_row_18
+	JNZ  pv4_row_33
 
-pv4_merge_18:
+pv4_merge_33:
 	MOVQ    40(SP), BX
 	VMOVUPS Z0, (BX)(DX*1)
 	MOVQ    48(SP), BX
@@ -46731,20 +52181,490 @@ pv4_merge_18:
 	MOVQ    64(SP), BX
 	VMOVUPS Z3, (BX)(DX*1)
 	ADDQ    $0x00000040, 128(SP)
-	JMP     pv4_block_18
+	JMP     pv4_block_33
 
-pv4_next_18:
+pv4_next_33:
 	MOVQ R9, 216(SP)
 	ADDQ $0x00000004, 32(SP)
-	JMP  pv_27
+	JMP  pv_32
 
-pv_done_27:
-pv_28:
+pv_done_32:
+	JMP pv_split_done_6
+
+pv_whole_6:
+pv_33:
+	MOVQ  32(SP), AX
+	ADDQ  $0x00000003, AX
+	MOVQ  ng+16(FP), CX
+	CMPQ  AX, CX
+	JGE   pv_done_33
+	MOVQ  d+48(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  o+0(FP), DX
+	ADDQ  DX, CX
+	MOVQ  tileStride+88(FP), DX
+	IMULQ 32(SP), DX
+	MOVQ  tiles+80(FP), BX
+	ADDQ  BX, DX
+	LEAQ  (CX)(AX*1), BX
+	MOVQ  DX, BX
+	ADDQ  tileStride+88(FP), BX
+	MOVQ  8(SP), BX
+	MOVQ  24(SP), SI
+	MOVQ  tileStride+88(FP), DI
+	MOVQ  stride+96(FP), R8
+	MOVQ  216(SP), R9
+	MOVQ  CX, 40(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 48(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 56(SP)
+	ADDQ  AX, CX
+	MOVQ  CX, 64(SP)
+	MOVQ  DX, 104(SP)
+	LEAQ  (DI)(DI*2), CX
+	MOVQ  BX, 112(SP)
+	MOVQ  SI, 120(SP)
+	MOVQ  $0x00000000, 128(SP)
+
+pv4_block_34:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000100
+	JL      pv4_next_34
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	VMOVUPS 128(BX)(DX*1), Z2
+	VMOVUPS 192(BX)(DX*1), Z3
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	VMOVUPS 128(BX)(DX*1), Z6
+	VMOVUPS 192(BX)(DX*1), Z7
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z8
+	VMOVUPS 64(BX)(DX*1), Z9
+	VMOVUPS 128(BX)(DX*1), Z10
+	VMOVUPS 192(BX)(DX*1), Z11
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z12
+	VMOVUPS 64(BX)(DX*1), Z13
+	VMOVUPS 128(BX)(DX*1), Z14
+	VMOVUPS 192(BX)(DX*1), Z15
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_34
+
+pv4_row_34:
+	VCVTPH2PS    (SI), Z16
+	VCVTPH2PS    32(SI), Z17
+	VCVTPH2PS    64(SI), Z18
+	VCVTPH2PS    96(SI), Z19
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (BX)(DI*1), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	VBROADCASTSS (BX)(DI*2), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS (BX)(CX*1), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_304
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         232(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_217
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_217
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_217
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_217
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_217
+	PREFETCHT1   1024(R9)
+
+pf_row_217:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_304
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_304
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_218
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_218
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_218
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_218
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_218
+	PREFETCHT1 1024(R9)
+
+pf_row_218:
+	ADDQ stride+96(FP), R9
+
+pf_skip_304:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_34
+
+pv4_merge_34:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	VMOVUPS Z2, 128(BX)(DX*1)
+	VMOVUPS Z3, 192(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	VMOVUPS Z6, 128(BX)(DX*1)
+	VMOVUPS Z7, 192(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z8, (BX)(DX*1)
+	VMOVUPS Z9, 64(BX)(DX*1)
+	VMOVUPS Z10, 128(BX)(DX*1)
+	VMOVUPS Z11, 192(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z12, (BX)(DX*1)
+	VMOVUPS Z13, 64(BX)(DX*1)
+	VMOVUPS Z14, 128(BX)(DX*1)
+	VMOVUPS Z15, 192(BX)(DX*1)
+	ADDQ    $0x00000100, 128(SP)
+	JMP     pv4_block_34
+
+pv4_next_34:
+pv4_block_35:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000080
+	JL      pv4_next_35
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	VMOVUPS 64(BX)(DX*1), Z1
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	VMOVUPS 64(BX)(DX*1), Z3
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z4
+	VMOVUPS 64(BX)(DX*1), Z5
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z6
+	VMOVUPS 64(BX)(DX*1), Z7
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_35
+
+pv4_row_35:
+	VCVTPH2PS    (SI), Z8
+	VCVTPH2PS    32(SI), Z9
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (BX)(DI*1), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS (BX)(DI*2), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS (BX)(CX*1), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_305
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         232(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_219
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_219
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_219
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_219
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_219
+	PREFETCHT1   1024(R9)
+
+pf_row_219:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_305
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_305
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_220
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_220
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_220
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_220
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_220
+	PREFETCHT1 1024(R9)
+
+pf_row_220:
+	ADDQ stride+96(FP), R9
+
+pf_skip_305:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_35
+
+pv4_merge_35:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	VMOVUPS Z1, 64(BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	VMOVUPS Z3, 64(BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z4, (BX)(DX*1)
+	VMOVUPS Z5, 64(BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z6, (BX)(DX*1)
+	VMOVUPS Z7, 64(BX)(DX*1)
+	ADDQ    $0x00000080, 128(SP)
+	JMP     pv4_block_35
+
+pv4_next_35:
+pv4_block_36:
+	MOVQ    128(SP), DX
+	MOVQ    AX, BX
+	SUBQ    DX, BX
+	CMPQ    BX, $0x00000040
+	JL      pv4_next_36
+	MOVQ    40(SP), BX
+	VMOVUPS (BX)(DX*1), Z0
+	MOVQ    48(SP), BX
+	VMOVUPS (BX)(DX*1), Z1
+	MOVQ    56(SP), BX
+	VMOVUPS (BX)(DX*1), Z2
+	MOVQ    64(SP), BX
+	VMOVUPS (BX)(DX*1), Z3
+	MOVQ    104(SP), BX
+	MOVQ    DX, SI
+	SHRQ    $0x01, SI
+	ADDQ    112(SP), SI
+	MOVQ    120(SP), R10
+	TESTQ   R10, R10
+	JZ      pv4_merge_36
+
+pv4_row_36:
+	VCVTPH2PS    (SI), Z4
+	VBROADCASTSS (BX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (BX)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS (BX)(DI*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (BX)(CX*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	CMPQ         R9, 224(SP)
+	JAE          pf_skip_306
+	MOVQ         R9, R11
+	ANDQ         $0x0000003f, R11
+	ADDQ         232(SP), R11
+	PREFETCHT1   (R9)
+	PREFETCHT1   64(R9)
+	CMPQ         R11, $0x00000080
+	JBE          pf_row_221
+	PREFETCHT1   128(R9)
+	CMPQ         R11, $0x000000c0
+	JBE          pf_row_221
+	PREFETCHT1   192(R9)
+	CMPQ         R11, $0x00000100
+	JBE          pf_row_221
+	PREFETCHT1   256(R9)
+	PREFETCHT1   320(R9)
+	PREFETCHT1   384(R9)
+	PREFETCHT1   448(R9)
+	CMPQ         R11, $0x00000200
+	JBE          pf_row_221
+	PREFETCHT1   512(R9)
+	PREFETCHT1   576(R9)
+	PREFETCHT1   640(R9)
+	PREFETCHT1   704(R9)
+	PREFETCHT1   768(R9)
+	PREFETCHT1   832(R9)
+	PREFETCHT1   896(R9)
+	PREFETCHT1   960(R9)
+	CMPQ         R11, $0x00000400
+	JBE          pf_row_221
+	PREFETCHT1   1024(R9)
+
+pf_row_221:
+	ADDQ       stride+96(FP), R9
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_306
+	CMPQ       R9, 224(SP)
+	JAE        pf_skip_306
+	MOVQ       R9, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_222
+	PREFETCHT1 128(R9)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_222
+	PREFETCHT1 192(R9)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_222
+	PREFETCHT1 256(R9)
+	PREFETCHT1 320(R9)
+	PREFETCHT1 384(R9)
+	PREFETCHT1 448(R9)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_222
+	PREFETCHT1 512(R9)
+	PREFETCHT1 576(R9)
+	PREFETCHT1 640(R9)
+	PREFETCHT1 704(R9)
+	PREFETCHT1 768(R9)
+	PREFETCHT1 832(R9)
+	PREFETCHT1 896(R9)
+	PREFETCHT1 960(R9)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_222
+	PREFETCHT1 1024(R9)
+
+pf_row_222:
+	ADDQ stride+96(FP), R9
+
+pf_skip_306:
+	ADDQ $0x04, BX
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  pv4_row_36
+
+pv4_merge_36:
+	MOVQ    40(SP), BX
+	VMOVUPS Z0, (BX)(DX*1)
+	MOVQ    48(SP), BX
+	VMOVUPS Z1, (BX)(DX*1)
+	MOVQ    56(SP), BX
+	VMOVUPS Z2, (BX)(DX*1)
+	MOVQ    64(SP), BX
+	VMOVUPS Z3, (BX)(DX*1)
+	ADDQ    $0x00000040, 128(SP)
+	JMP     pv4_block_36
+
+pv4_next_36:
+	MOVQ R9, 216(SP)
+	ADDQ $0x00000004, 32(SP)
+	JMP  pv_33
+
+pv_done_33:
+pv_split_done_6:
+pv_34:
 	MOVQ  32(SP), AX
 	ADDQ  $0x00000001, AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_28
+	JGE   pv_done_34
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -46833,26 +52753,26 @@ pv2_pair_28:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_218
+	JAE          pf_skip_307
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_199
+	JBE          pf_row_223
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_199
+	JBE          pf_row_223
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_199
+	JBE          pf_row_223
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_199
+	JBE          pf_row_223
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -46862,34 +52782,34 @@ pv2_pair_28:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_199
+	JBE          pf_row_223
 	PREFETCHT1   1024(R10)
 
-pf_row_199:
+pf_row_223:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_218
+	JAE        pf_skip_307
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_218
+	JAE        pf_skip_307
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_200
+	JBE        pf_row_224
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_200
+	JBE        pf_row_224
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_200
+	JBE        pf_row_224
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_200
+	JBE        pf_row_224
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -46899,13 +52819,13 @@ pf_row_199:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_200
+	JBE        pf_row_224
 	PREFETCHT1 1024(R10)
 
-pf_row_200:
+pf_row_224:
 	ADDQ stride+96(FP), R10
 
-pf_skip_218:
+pf_skip_307:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -46999,26 +52919,26 @@ pv2_pair_29:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_219
+	JAE          pf_skip_308
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_201
+	JBE          pf_row_225
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_201
+	JBE          pf_row_225
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_201
+	JBE          pf_row_225
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_201
+	JBE          pf_row_225
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -47028,34 +52948,34 @@ pv2_pair_29:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_201
+	JBE          pf_row_225
 	PREFETCHT1   1024(R10)
 
-pf_row_201:
+pf_row_225:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_219
+	JAE        pf_skip_308
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_219
+	JAE        pf_skip_308
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_202
+	JBE        pf_row_226
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_202
+	JBE        pf_row_226
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_202
+	JBE        pf_row_226
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_202
+	JBE        pf_row_226
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -47065,13 +52985,13 @@ pf_row_201:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_202
+	JBE        pf_row_226
 	PREFETCHT1 1024(R10)
 
-pf_row_202:
+pf_row_226:
 	ADDQ stride+96(FP), R10
 
-pf_skip_219:
+pf_skip_308:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -47141,26 +53061,26 @@ pv2_pair_30:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_220
+	JAE          pf_skip_309
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_203
+	JBE          pf_row_227
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_203
+	JBE          pf_row_227
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_203
+	JBE          pf_row_227
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_203
+	JBE          pf_row_227
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -47170,34 +53090,34 @@ pv2_pair_30:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_203
+	JBE          pf_row_227
 	PREFETCHT1   1024(R10)
 
-pf_row_203:
+pf_row_227:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_220
+	JAE        pf_skip_309
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_220
+	JAE        pf_skip_309
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_204
+	JBE        pf_row_228
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_204
+	JBE        pf_row_228
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_204
+	JBE        pf_row_228
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_204
+	JBE        pf_row_228
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -47207,13 +53127,13 @@ pf_row_203:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_204
+	JBE        pf_row_228
 	PREFETCHT1 1024(R10)
 
-pf_row_204:
+pf_row_228:
 	ADDQ stride+96(FP), R10
 
-pf_skip_220:
+pf_skip_309:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -47246,14 +53166,14 @@ pv2_merge_30:
 pv2_next_30:
 	MOVQ R10, 216(SP)
 	ADDQ $0x00000002, 32(SP)
-	JMP  pv_28
+	JMP  pv_34
 
-pv_done_28:
-pv_29:
+pv_done_34:
+pv_35:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_29
+	JGE   pv_done_35
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -47887,9 +53807,9 @@ pv_merge_106:
 pv_next_106:
 first_done_5:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_29
+	JMP  pv_35
 
-pv_done_29:
+pv_done_35:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -48022,11 +53942,11 @@ tile_11:
 	MOVQ    $0x00000001, 240(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_30:
+scores_36:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_55
+	JGE     scores_done_61
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -48149,29 +54069,29 @@ scores_q8_6:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_221
+	JNZ          pf_skip_310
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 208(SP)
-	JAE          pf_skip_221
+	JAE          pf_skip_310
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_205
+	JBE          pf_row_229
 	PREFETCHT1   128(DI)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_205
+	JBE          pf_row_229
 	PREFETCHT1   192(DI)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_205
+	JBE          pf_row_229
 	PREFETCHT1   256(DI)
 	PREFETCHT1   320(DI)
 	PREFETCHT1   384(DI)
 	PREFETCHT1   448(DI)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_205
+	JBE          pf_row_229
 	PREFETCHT1   512(DI)
 	PREFETCHT1   576(DI)
 	PREFETCHT1   640(DI)
@@ -48181,34 +54101,34 @@ scores_q8_6:
 	PREFETCHT1   896(DI)
 	PREFETCHT1   960(DI)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_205
+	JBE          pf_row_229
 	PREFETCHT1   1024(DI)
 
-pf_row_205:
+pf_row_229:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_221
+	JAE        pf_skip_310
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_221
+	JAE        pf_skip_310
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_206
+	JBE        pf_row_230
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_206
+	JBE        pf_row_230
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_206
+	JBE        pf_row_230
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_206
+	JBE        pf_row_230
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -48218,13 +54138,13 @@ pf_row_205:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_206
+	JBE        pf_row_230
 	PREFETCHT1 1024(DI)
 
-pf_row_206:
+pf_row_230:
 	ADDQ stride+96(FP), DI
 
-pf_skip_221:
+pf_skip_310:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -48250,7 +54170,7 @@ pf_skip_221:
 
 scores_by1_26:
 	TESTQ  BX, BX
-	JZ     scores_done_56
+	JZ     scores_done_62
 	VXORPS Y2, Y2, Y2
 	MOVQ   DX, R10
 	MOVQ   248(SP), R13
@@ -48288,7 +54208,7 @@ scores_chunk1_26:
 	ADDQ         SI, DX
 	JMP          scores_by1_26
 
-scores_done_56:
+scores_done_62:
 	VEXTRACTF128 $0x01, Y0, X2
 	VMAXPS       X0, X2, X2
 	VMOVHLPS     X2, X2, X0
@@ -48305,9 +54225,9 @@ scores_done_56:
 	MOVQ         32(SP), CX
 	VMOVSS       X2, (AX)(CX*4)
 	ADDQ         $0x00000001, 32(SP)
-	JMP          scores_30
+	JMP          scores_36
 
-scores_done_55:
+scores_done_61:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_21:
@@ -49024,11 +54944,11 @@ exp_done_36:
 softmax_done_22:
 	MOVQ $0x00000000, 32(SP)
 
-pv_30:
+pv_36:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_30
+	JGE   pv_done_36
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -49103,29 +55023,29 @@ pv_single_107:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_222
+	JNZ          pf_skip_311
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_222
+	JAE          pf_skip_311
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_207
+	JBE          pf_row_231
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_207
+	JBE          pf_row_231
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_207
+	JBE          pf_row_231
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_207
+	JBE          pf_row_231
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -49135,34 +55055,34 @@ pv_single_107:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_207
+	JBE          pf_row_231
 	PREFETCHT1   1024(R8)
 
-pf_row_207:
+pf_row_231:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_222
+	JAE        pf_skip_311
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_222
+	JAE        pf_skip_311
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_208
+	JBE        pf_row_232
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_208
+	JBE        pf_row_232
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_208
+	JBE        pf_row_232
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_208
+	JBE        pf_row_232
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -49172,13 +55092,13 @@ pf_row_207:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_208
+	JBE        pf_row_232
 	PREFETCHT1 1024(R8)
 
-pf_row_208:
+pf_row_232:
 	ADDQ stride+96(FP), R8
 
-pf_skip_222:
+pf_skip_311:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -49255,29 +55175,29 @@ pv_pair_108:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_223
+	JNZ          pf_skip_312
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_223
+	JAE          pf_skip_312
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_209
+	JBE          pf_row_233
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_209
+	JBE          pf_row_233
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_209
+	JBE          pf_row_233
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_209
+	JBE          pf_row_233
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -49287,34 +55207,34 @@ pv_pair_108:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_209
+	JBE          pf_row_233
 	PREFETCHT1   1024(R8)
 
-pf_row_209:
+pf_row_233:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_223
+	JAE        pf_skip_312
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_223
+	JAE        pf_skip_312
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_210
+	JBE        pf_row_234
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_210
+	JBE        pf_row_234
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_210
+	JBE        pf_row_234
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_210
+	JBE        pf_row_234
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -49324,13 +55244,13 @@ pf_row_209:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_210
+	JBE        pf_row_234
 	PREFETCHT1 1024(R8)
 
-pf_row_210:
+pf_row_234:
 	ADDQ stride+96(FP), R8
 
-pf_skip_223:
+pf_skip_312:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -49358,29 +55278,29 @@ pv_single_108:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_224
+	JNZ          pf_skip_313
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_224
+	JAE          pf_skip_313
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_211
+	JBE          pf_row_235
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_211
+	JBE          pf_row_235
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_211
+	JBE          pf_row_235
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_211
+	JBE          pf_row_235
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -49390,34 +55310,34 @@ pv_single_108:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_211
+	JBE          pf_row_235
 	PREFETCHT1   1024(R8)
 
-pf_row_211:
+pf_row_235:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_224
+	JAE        pf_skip_313
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_224
+	JAE        pf_skip_313
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_212
+	JBE        pf_row_236
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_212
+	JBE        pf_row_236
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_212
+	JBE        pf_row_236
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_212
+	JBE        pf_row_236
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -49427,13 +55347,13 @@ pf_row_211:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_212
+	JBE        pf_row_236
 	PREFETCHT1 1024(R8)
 
-pf_row_212:
+pf_row_236:
 	ADDQ stride+96(FP), R8
 
-pf_skip_224:
+pf_skip_313:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -49474,29 +55394,29 @@ pv_pair_109:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_225
+	JNZ          pf_skip_314
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_225
+	JAE          pf_skip_314
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_213
+	JBE          pf_row_237
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_213
+	JBE          pf_row_237
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_213
+	JBE          pf_row_237
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_213
+	JBE          pf_row_237
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -49506,34 +55426,34 @@ pv_pair_109:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_213
+	JBE          pf_row_237
 	PREFETCHT1   1024(R8)
 
-pf_row_213:
+pf_row_237:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_225
+	JAE        pf_skip_314
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_225
+	JAE        pf_skip_314
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_214
+	JBE        pf_row_238
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_214
+	JBE        pf_row_238
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_214
+	JBE        pf_row_238
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_214
+	JBE        pf_row_238
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -49543,13 +55463,13 @@ pf_row_213:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_214
+	JBE        pf_row_238
 	PREFETCHT1 1024(R8)
 
-pf_row_214:
+pf_row_238:
 	ADDQ stride+96(FP), R8
 
-pf_skip_225:
+pf_skip_314:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -49561,29 +55481,29 @@ pv_single_109:
 	JZ           pv_merge_109
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_226
+	JNZ          pf_skip_315
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_226
+	JAE          pf_skip_315
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_215
+	JBE          pf_row_239
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_215
+	JBE          pf_row_239
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_215
+	JBE          pf_row_239
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_215
+	JBE          pf_row_239
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -49593,34 +55513,34 @@ pv_single_109:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_215
+	JBE          pf_row_239
 	PREFETCHT1   1024(R8)
 
-pf_row_215:
+pf_row_239:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_226
+	JAE        pf_skip_315
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_226
+	JAE        pf_skip_315
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_216
+	JBE        pf_row_240
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_216
+	JBE        pf_row_240
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_216
+	JBE        pf_row_240
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_216
+	JBE        pf_row_240
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -49630,13 +55550,13 @@ pf_row_215:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_216
+	JBE        pf_row_240
 	PREFETCHT1 1024(R8)
 
-pf_row_216:
+pf_row_240:
 	ADDQ stride+96(FP), R8
 
-pf_skip_226:
+pf_skip_315:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -49671,29 +55591,29 @@ pv_pair_110:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_227
+	JNZ          pf_skip_316
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_227
+	JAE          pf_skip_316
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_217
+	JBE          pf_row_241
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_217
+	JBE          pf_row_241
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_217
+	JBE          pf_row_241
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_217
+	JBE          pf_row_241
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -49703,34 +55623,34 @@ pv_pair_110:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_217
+	JBE          pf_row_241
 	PREFETCHT1   1024(R8)
 
-pf_row_217:
+pf_row_241:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_227
+	JAE        pf_skip_316
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_227
+	JAE        pf_skip_316
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_218
+	JBE        pf_row_242
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_218
+	JBE        pf_row_242
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_218
+	JBE        pf_row_242
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_218
+	JBE        pf_row_242
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -49740,13 +55660,13 @@ pf_row_217:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_218
+	JBE        pf_row_242
 	PREFETCHT1 1024(R8)
 
-pf_row_218:
+pf_row_242:
 	ADDQ stride+96(FP), R8
 
-pf_skip_227:
+pf_skip_316:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -49758,29 +55678,29 @@ pv_single_110:
 	JZ           pv_merge_110
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_228
+	JNZ          pf_skip_317
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_228
+	JAE          pf_skip_317
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_219
+	JBE          pf_row_243
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_219
+	JBE          pf_row_243
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_219
+	JBE          pf_row_243
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_219
+	JBE          pf_row_243
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -49790,34 +55710,34 @@ pv_single_110:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_219
+	JBE          pf_row_243
 	PREFETCHT1   1024(R8)
 
-pf_row_219:
+pf_row_243:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_228
+	JAE        pf_skip_317
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_228
+	JAE        pf_skip_317
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_220
+	JBE        pf_row_244
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_220
+	JBE        pf_row_244
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_220
+	JBE        pf_row_244
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_220
+	JBE        pf_row_244
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -49827,13 +55747,13 @@ pf_row_219:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_220
+	JBE        pf_row_244
 	PREFETCHT1 1024(R8)
 
-pf_row_220:
+pf_row_244:
 	ADDQ stride+96(FP), R8
 
-pf_skip_228:
+pf_skip_317:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -49849,9 +55769,9 @@ pv_next_110:
 	MOVQ R8, 224(SP)
 	MOVQ R9, 240(SP)
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_30
+	JMP  pv_36
 
-pv_done_30:
+pv_done_36:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX
@@ -49982,11 +55902,11 @@ tile_12:
 	MOVQ    CX, 224(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-scores_31:
+scores_37:
 	MOVQ    32(SP), AX
 	MOVQ    ng+16(FP), CX
 	CMPQ    AX, CX
-	JGE     scores_done_57
+	JGE     scores_done_63
 	MOVQ    d+48(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    32(SP), CX
@@ -50085,26 +56005,26 @@ scores_q8_7:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 208(SP)
-	JAE             pf_skip_229
+	JAE             pf_skip_318
 	MOVQ            DI, R13
 	ANDQ            $0x0000003f, R13
 	ADDQ            232(SP), R13
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	CMPQ            R13, $0x00000080
-	JBE             pf_row_221
+	JBE             pf_row_245
 	PREFETCHT1      128(DI)
 	CMPQ            R13, $0x000000c0
-	JBE             pf_row_221
+	JBE             pf_row_245
 	PREFETCHT1      192(DI)
 	CMPQ            R13, $0x00000100
-	JBE             pf_row_221
+	JBE             pf_row_245
 	PREFETCHT1      256(DI)
 	PREFETCHT1      320(DI)
 	PREFETCHT1      384(DI)
 	PREFETCHT1      448(DI)
 	CMPQ            R13, $0x00000200
-	JBE             pf_row_221
+	JBE             pf_row_245
 	PREFETCHT1      512(DI)
 	PREFETCHT1      576(DI)
 	PREFETCHT1      640(DI)
@@ -50114,34 +56034,34 @@ scores_q8_7:
 	PREFETCHT1      896(DI)
 	PREFETCHT1      960(DI)
 	CMPQ            R13, $0x00000400
-	JBE             pf_row_221
+	JBE             pf_row_245
 	PREFETCHT1      1024(DI)
 
-pf_row_221:
+pf_row_245:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_229
+	JAE        pf_skip_318
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_229
+	JAE        pf_skip_318
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_222
+	JBE        pf_row_246
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_222
+	JBE        pf_row_246
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_222
+	JBE        pf_row_246
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_222
+	JBE        pf_row_246
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -50151,13 +56071,13 @@ pf_row_221:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_222
+	JBE        pf_row_246
 	PREFETCHT1 1024(DI)
 
-pf_row_222:
+pf_row_246:
 	ADDQ stride+96(FP), DI
 
-pf_skip_229:
+pf_skip_318:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -50188,7 +56108,7 @@ pf_skip_229:
 
 scores_by1_27:
 	TESTQ   BX, BX
-	JZ      scores_done_58
+	JZ      scores_done_64
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R9
 	MOVQ    232(SP), R12
@@ -50231,7 +56151,7 @@ scores_chunk1_27:
 	ADDQ          SI, DX
 	JMP           scores_by1_27
 
-scores_done_58:
+scores_done_64:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -50360,7 +56280,7 @@ scores_q8_8:
 
 scores_by1_28:
 	TESTQ   BX, BX
-	JZ      scores_done_59
+	JZ      scores_done_65
 	VMOVUPS expconst<>+1344(SB), Z2
 	MOVQ    DX, R8
 	MOVQ    232(SP), R11
@@ -50403,7 +56323,7 @@ scores_chunk1_28:
 	ADDQ          SI, DX
 	JMP           scores_by1_28
 
-scores_done_59:
+scores_done_65:
 	VEXTRACTF32X4 $0x01, Y0, X2
 	VMAXPS        X0, X2, X2
 	VMOVHLPS      X2, X2, X0
@@ -50420,9 +56340,9 @@ scores_done_59:
 
 scores_first_done_6:
 	ADDQ $0x00000001, 32(SP)
-	JMP  scores_31
+	JMP  scores_37
 
-scores_done_57:
+scores_done_63:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_23:
@@ -51121,11 +57041,11 @@ exp_done_38:
 softmax_done_24:
 	MOVQ $0x00000000, 32(SP)
 
-pv_31:
+pv_37:
 	MOVQ  32(SP), AX
 	MOVQ  ng+16(FP), CX
 	CMPQ  AX, CX
-	JGE   pv_done_31
+	JGE   pv_done_37
 	MOVQ  d+48(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  32(SP), CX
@@ -52003,9 +57923,9 @@ pv_merge_118:
 pv_next_118:
 first_done_6:
 	ADDQ $0x00000001, 32(SP)
-	JMP  pv_31
+	JMP  pv_37
 
-pv_done_31:
+pv_done_37:
 	MOVQ  stride+96(FP), CX
 	MOVQ  24(SP), AX
 	IMULQ AX, CX

@@ -36,10 +36,15 @@ const (
 	// one. Not a path a CPU chooses: each call sets it from its Exp
 	// (withExp), so that one asm kernel serves both.
 	modeFastExp
-	// modeFar: the AVX-512 head-major quads' near prefetch (into L1, the
-	// tile the next phase reads) with a far one beside it (into L2, two
-	// tiles beyond the near cursor): the generator's farQuads, wideOn.
+	// modeFar: the AVX-512 head-major quads' and f32 octs' near prefetch
+	// (into L1, the tile the next phase reads) with a far one beside it
+	// (into L2, two tiles beyond the near cursor): the generator's
+	// farQuads and farOcts, wideOn.
 	modeFar
+	// modeSplit: the AVX-512 quads' prefetch steps a line after each of
+	// their loads, not all after the last (the generator's stepPart,
+	// wideOn; the octs' always are).
+	modeSplit
 )
 
 // String names the paths in m, for test failures and listings.
@@ -57,6 +62,9 @@ func (m flashMode) String() string {
 		s += ", paced quads"
 	} else {
 		s += ", quads at four lines"
+	}
+	if m&modeSplit != 0 {
+		s += ", split steps"
 	}
 	if m&modeFar != 0 {
 		return s + " with a far stream"

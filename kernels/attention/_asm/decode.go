@@ -723,8 +723,8 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 			for h := range 4 {
 				VFMADD231PS(kr, qv[h], acc[h][i])
 			}
+			stepPart(pf, lines, R, i)
 		}
-		pf.stepN(lines)
 	})
 	sc := YMM()
 	VBROADCASTSS(scale, sc)
@@ -897,15 +897,25 @@ const pacedLines = 2
 // 1.00–1.09. An earlier trial in the kernel, the far lines at the cursor
 // itself (f16, sweeps alternated, 3 rounds), had measured from DRAM 32:8
 // 0.93 of near alone's time but the wide sets 1.07 and in L3 at ctx 4096
-// 1.15. The wide sets take none: AVX-512's octs with it (64:8, in one
-// process as above) from DRAM f32 1.01 and 1.04 (tile_k 32), f16 0.96
-// and 0.99, in L3 f32 0.93–0.94, f16 0.99; AVX2's sets of four (f16,
-// near stream spread, 32:8 and 64:8) from DRAM 0.96–0.98, in L3 0.96.
-// Measured again with the far base as now (2026-11-29, same method, 9
-// rounds): the octs from DRAM f32 1.03, f16 0.99, in L3 (ctx 1024) f32
-// 0.94, f16 1.00; AVX2's sets of four 0.95–0.98 from DRAM, 0.98 in
-// L3.
+// 1.15. Of the wide sets only AVX-512's f32 octs take it: farOcts.
 func farQuads(t tier) bool { return !t.pos }
+
+// farOcts reports whether t's wide sets have the far stream beside their
+// near one, as the quads (farQuads; taken where the caller asks): the
+// AVX-512 head-major f32 octs, whose steps take a line after each load
+// (stepPart). Stepping two lines after two loads, they had measured with
+// it (64:8, in one process, time without it over with it, 9 rounds) from
+// DRAM f32 1.01 and 1.04 (tile_k 32), f16 0.96 and 0.99, in L3 f32
+// 0.93–0.94, f16 0.99; again the morning of 2026-11-29 from DRAM f32
+// 1.03, f16 0.99, in L3 (ctx 1024) f32 0.94, f16 1.00. That afternoon,
+// hd 128, with their steps split, time with it over without (9 rounds):
+// from DRAM f32 0.90 (0.85–1.00), with the split against neither 0.88
+// (twice; rounds 0.83–0.91), f16 1.00; in L3 (ctx 1024, 21 rounds) f32
+// 1.07 alone, 1.045 with the split. A decode's cache mostly comes from
+// DRAM: f32 takes it. f16 (its widening bounds it, wide) does not, nor do
+// AVX2's sets of four (f16, spread): from DRAM 0.95–0.98 of the time
+// without it, 0.96–0.98 in L3.
+func farOcts(t tier) bool { return t.W == 16 && t.kv.size == 4 && !t.pos }
 
 // farTiles is how many tiles beyond the near cursor a far step reaches
 // (farQuads): an index scale, so 1, 2, 4 or 8.
@@ -918,7 +928,50 @@ const (
 	modePaced
 	modeFastExp
 	modeFar
+	modeSplit
 )
+
+// splitSteps is set while the loops are emitted whose prefetch steps go a
+// line after each load (stepPart): the octs' always (a path only Intel
+// takes, modeWide), the quads' twice, with it and without, the mode
+// argument's modeSplit bit choosing (bySplit in flashDecode).
+var splitSteps bool
+
+// stepPart is part i, of parts in a loop body's order, of a prefetch step
+// of lines lines: with splitSteps, the lines that fall to it, spread
+// evenly (a line after each load where the body loads as many vectors as
+// the step takes lines), so that no two PREFETCHs go back to back;
+// without, the whole step at the last part. A spread prefetcher (AVX2)
+// takes its whole step at the last part, its countdown counting steps, as
+// does a rows one (position-major), whose step is a row whatever its
+// lines.
+//
+// Why, in a scratch loop (Go assembly outside the repo, Intel Xeon family
+// 6 model 207, one thread): two 256 MB regions read in tiles of 16 KB, K
+// then V, each 64-byte line multiplied into the accumulators of eight
+// heads twice over (an f32 oct's FLOPs per byte at about its rate in L2),
+// K two rows at a time and V in four column passes as the octs read them,
+// the near T0 and far T1 streams as here. Two lines of each after every
+// two loads read at 76 % (near alone) and 81 % (near and far) of a plain
+// read of both regions; one line after each load at 86 % and 96 %. In the
+// kernel (one process, interleaved, 9 rounds, time over two lines after
+// two loads' time): AVX-512 f32 64:8 from DRAM (ctx 32768, copies rotated
+// past 1.2 GB) 0.96, with the octs' far stream (farOcts) 0.88 (twice),
+// hd 64 0.92, hd 256 0.97; in L3 (ctx 1024, 21 rounds) 1.01 alone, 1.045
+// with far. The quads (four lines a step, a line after each of their four
+// rows; in P·V after each head): from DRAM f32 32:8 0.99, f16 0.97; in L3
+// 0.99 and 0.98.
+func stepPart(pf *prefetcher, lines, parts, i int) {
+	if !splitSteps || (pf != nil && (pf.spread || pf.rows)) {
+		if i == parts-1 {
+			pf.stepN(lines)
+		}
+		return
+	}
+	if n := lines*(i+1)/parts - lines*i/parts; n > 0 {
+		pf.stepN(n)
+	}
+}
 
 // headAt addresses head h's item (h < 8) at disp, the heads' items idx
 // bytes apart: heads 0–3 from b0, 4–7 from b4 = b0 + 4·idx (nil where no
@@ -1006,8 +1059,8 @@ func (t tier) scoresWide(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tm
 			VMOVUPS(headAt(qp, qp4, qs, qs3, h, off*t.ratio()), qv)
 			VFMADD231PS(k0, qv, acc[h][0])
 			VFMADD231PS(k1, qv, acc[h][1])
+			stepPart(pf, t.wideLines(), n, h)
 		}
-		pf.stepN(t.wideLines())
 	}
 	qcs := []cursor{{qp, t.ratio()}}
 	if n > 4 {
@@ -1151,9 +1204,10 @@ type prefetcher struct {
 	// scores, the next tile's K during the softmax and P·V.
 	near    bool
 	nearOff Mem
-	// far (set while the AVX-512 head-major quads are emitted): where
-	// the mode argument has modeFar, a near step also PREFETCHT1s as many
-	// lines farTiles tiles beyond cur (farQuads).
+	// far (set while the AVX-512 head-major quads and f32 octs are
+	// emitted): where the mode argument has modeFar, a near step also
+	// PREFETCHT1s as many lines farTiles tiles beyond cur (farQuads,
+	// farOcts).
 	far bool
 }
 
@@ -1942,8 +1996,8 @@ func (t tier) pvHeads(name string, n int, sizes []int, o, w, ws, v, cnt, odb, vd
 			for u := range nb {
 				VFMADD231PS(vl[u], wv, acc[h][u])
 			}
+			stepPart(pf, lines, n, h)
 		}
-		pf.stepN(lines)
 		ADDQ(Imm(4), wp)
 		if n > 4 {
 			ADDQ(Imm(4), wp4)
@@ -2070,6 +2124,19 @@ func (t tier) flashDecode() {
 			TESTQ(U32(bit), ask)
 			JZ(no)
 		}
+		// bySplit emits f twice, its steps split (splitSteps) where the
+		// mode argument has modeSplit and whole where not.
+		bySplit := func(f func()) {
+			no, done := NewLabel(name+"_whole"), NewLabel(name+"_split_done")
+			askMode(modeSplit, LabelRef(no))
+			splitSteps = true
+			f()
+			splitSteps = false
+			JMP(LabelRef(done))
+			Label(no)
+			f()
+			Label(done)
+		}
 		if wideSet != nil && t.wide() { // where the caller asks
 			noWide := NewLabel(name + "_nowide")
 			askMode(modeWide, LabelRef(noWide))
@@ -2080,7 +2147,11 @@ func (t tier) flashDecode() {
 				JGE(LabelRef(noWide))
 			}
 			pfV.near, pfK.near = wideNear, wideNear
+			pfV.far, pfK.far = farOcts(t), farOcts(t)
+			splitSteps = true
 			loop(t.wideHeads(), wideSet)
+			splitSteps = false
+			pfV.far, pfK.far = false, false
 			pfV.near, pfK.near = near, near
 			Label(noWide)
 		}
@@ -2100,11 +2171,11 @@ func (t tier) flashDecode() {
 					CMPQ(g, Imm(8))
 					JL(LabelRef(unpaced))
 				}
-				loop(4, func() { quad(pacedLines) })
+				bySplit(func() { loop(4, func() { quad(pacedLines) }) })
 				JMP(LabelRef(skip))
 				Label(unpaced)
 			}
-			loop(4, func() { quad(prefetchLines) })
+			bySplit(func() { loop(4, func() { quad(prefetchLines) }) })
 			Label(skip)
 			pfV.far, pfK.far = false, false
 		}
