@@ -960,7 +960,12 @@ var splitSteps bool
 // hd 64 0.92, hd 256 0.97; in L3 (ctx 1024, 21 rounds) 1.01 alone, 1.045
 // with far. The quads (four lines a step, a line after each of their four
 // rows; in P·V after each head): from DRAM f32 32:8 0.99, f16 0.97; in L3
-// 0.99 and 0.98.
+// 0.99 and 0.98; in another set (13 rounds) f32 0.99 (tile_k auto) and
+// 1.01 (32), f16 0.94. Not kept: AVX2's spread steps split the same way
+// (its pairs' scores a line after each row, their P·V after each head and
+// row, its f16 sets of four as here; the countdown counting parts, so as
+// many lines a phase): from DRAM (32:8, 64:8, f32 and f16, 9 rounds)
+// 0.99–1.01 of the time.
 func stepPart(pf *prefetcher, lines, parts, i int) {
 	if !splitSteps || (pf != nil && (pf.spread || pf.rows)) {
 		if i == parts-1 {
