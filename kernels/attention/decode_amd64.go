@@ -75,20 +75,20 @@ func init() {
 func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 
 // wideOn reports whether a CPU of this vendor takes the groups' Intel
-// shape (modeWide, modePaced, modeFar and modeSplit): an f16 group's heads as many
-// at a time as share a widened vector (AVX-512 eight, AVX2 four; an AVX-512 f32
-// group of 8 to 15 heads eight at a time too, head-major; the generator's
-// wide, whose doc has the measurements), their prefetch the near L1 stream in
-// both tiers (wideLines), and the AVX-512 quads' prefetch paced to their
-// reads (pacedLines: f16, and f32 in groups of eight or more) with a far
-// L2 stream beside their near one, as the f32 octs' (modeFar: farQuads,
-// farOcts), their steps a line after each load (modeSplit: stepPart). Where
-// VCVTPH2PS is two µops on the FMA ports, as on the Intel Xeon measured,
-// the widening is what bounds the narrower sets. AMD keeps the shapes its
-// Zen 5 measurements chose (there the paced quads were 2–7 % slower from
-// DRAM, AVX2's groups 0.91–1.15 with the near stream, and the quads'
-// near stream best alone) until the wide sets are measured there. The
-// tests run every path on every CPU.
+// shape (modeWide, modePaced, modeFar and modeSplit): an f16 group's
+// heads as many at a time as share a widened vector (AVX-512 eight, AVX2
+// four; an AVX-512 f32 group of 8 to 15 heads eight at a time too,
+// head-major; the generator's wide, whose doc has the measurements), their
+// prefetch the near L1 stream in both tiers (wideLines), and the AVX-512
+// quads' prefetch paced to their reads (pacedLines: f16, and f32 in groups
+// of eight or more), a line after each load (modeSplit: stepPart), with a
+// far L2 stream beside their near one, as the f32 octs' (modeFar:
+// farQuads, farOcts). Where VCVTPH2PS is two µops on the FMA ports, as on
+// the Intel Xeon measured, the widening is what bounds the narrower sets.
+// AMD keeps the shapes its Zen 5 measurements chose (there the paced quads
+// were 2–7 % slower from DRAM, AVX2's groups 0.91–1.15 with the near
+// stream, and the quads' near stream best alone) until the wide sets are
+// measured there. The tests run every path on every CPU.
 func wideOn(v cpuid.Vendor) bool { return v != cpuid.AMD }
 
 // modeOn is the flash kernels' paths a CPU of this vendor takes.

@@ -907,14 +907,14 @@ func farQuads(t tier) bool { return !t.pos }
 // it (64:8, in one process, time without it over with it, 9 rounds) from
 // DRAM f32 1.01 and 1.04 (tile_k 32), f16 0.96 and 0.99, in L3 f32
 // 0.93–0.94, f16 0.99; again the morning of 2026-11-29 from DRAM f32
-// 1.03, f16 0.99, in L3 (ctx 1024) f32 0.94, f16 1.00. That afternoon,
-// hd 128, with their steps split, time with it over without (9 rounds):
+// 1.03, f16 0.99, in L3 (ctx 1024) f32 0.94, f16 1.00. At 10:10–10:30
+// UTC, hd 128, their steps split, time with it over without (9 rounds):
 // from DRAM f32 0.90 (0.85–1.00), with the split against neither 0.88
 // (twice; rounds 0.83–0.91), f16 1.00; in L3 (ctx 1024, 21 rounds) f32
 // 1.07 alone, 1.045 with the split. A decode's cache mostly comes from
 // DRAM: f32 takes it. f16 (its widening bounds it, wide) does not, nor do
-// AVX2's sets of four (f16, spread): from DRAM 0.95–0.98 of the time
-// without it, 0.96–0.98 in L3.
+// AVX2's sets of four (f16, spread), slower with it: without it they took
+// 0.95–0.98 of its time from DRAM, 0.96–0.98 in L3.
 func farOcts(t tier) bool { return t.W == 16 && t.kv.size == 4 && !t.pos }
 
 // farTiles is how many tiles beyond the near cursor a far step reaches
