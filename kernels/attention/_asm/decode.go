@@ -790,7 +790,9 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 //
 // Not kept: AVX2's f32 groups four heads at a time too (no widening to
 // share there): in L3 (ctx 1024) 32:8 1.05 and 64:8 1.14 of the pairs'
-// time.
+// time; on the Xeon (in one process, 9 rounds, their near stream spread
+// as the f16 sets') from DRAM (ctx 32768) 32:8 1.47 and 64:8 1.51, in L3
+// (64:8, ctx 1024) 1.18.
 //
 // Tile size changes it little (AVX-512 64:8 in L3: tk 16 and 32 the same,
 // 64 5 % slower). Where an AVX-512 oct's time goes (profile, ctx 1024):
