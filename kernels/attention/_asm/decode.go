@@ -951,11 +951,13 @@ var splitSteps bool
 // Why, in a scratch loop (Go assembly outside the repo, Intel Xeon family
 // 6 model 207, one thread): two 256 MB regions read in tiles of 16 KB, K
 // then V, each 64-byte line multiplied into the accumulators of eight
-// heads twice over (an f32 oct's FLOPs per byte at about its rate in L2),
-// K two rows at a time and V in four column passes as the octs read them,
-// the near T0 and far T1 streams as here. Two lines of each after every
-// two loads read at 76 % (near alone) and 81 % (near and far) of a plain
-// read of both regions; one line after each load at 86 % and 96 %. In the
+// heads twice over (twice an f32 oct's FLOPs a byte: in cache the loop
+// computed at 16–21 GB/s, the octs at 24–29), K two rows at a time and V
+// in four column passes as the octs read them, the near T0 and far T1
+// streams as here. Two lines of each after every two loads read at 76 %
+// (near alone) and 81 % (near and far) of a plain read of both regions;
+// one line after each load at 86 % and 96 %. Read in address order, two
+// lines after two loads did no better (near and far 83–85 %). In the
 // kernel (one process, interleaved, 9 rounds, time over two lines after
 // two loads' time): AVX-512 f32 64:8 from DRAM (ctx 32768, copies rotated
 // past 1.2 GB) 0.96, with the octs' far stream (farOcts) 0.88 (twice),
