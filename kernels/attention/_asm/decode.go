@@ -1182,7 +1182,10 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // (Intel; wideLines): on Zen 5 its groups went 0.91–1.15 with near, on
 // the Xeon its f32 pairs 1.04 (32:8) and 1.15 (64:8) from DRAM (ctx 32768
 // --cold, sweeps alternated, 3 rounds; 92–93 % of the paired kv-read to
-// 87–89, 79–81 to 74–78), and on Zen 3 every hint already fills L1.
+// 87–89, 79–81 to 74–78), and with the far T1 stream beside near and
+// their steps split too, as the AVX-512 octs' (stepPart, the countdown
+// counting parts; in one process, 9 rounds) 0.97 (32:8) and 1.06 (64:8;
+// tile_k 32 1.15); on Zen 3 every hint already fills L1.
 //
 // Zen 3 has no such L2-only hint: every hint fills L1 there (re-reading a
 // 24–28 KB set from L1 while prefetching a DRAM stream slowed it from 4.1
