@@ -545,24 +545,23 @@ func judge(rounds []*results.Record, bound bool, min float64, noResult func(*res
 		return r.PctOfRead
 	}
 	if len(rounds) == 1 {
-		r := rounds[0]
-		j := judgement{share: "-", status: r.Status, verdict: verdict(r, shareOf(r), min), rep: r}
-		if s := shareOf(r); s.Valid() {
+		r, s := rounds[0], shareOf(rounds[0])
+		j := judgement{share: "-", status: r.Status, verdict: verdict(r, s, min), rep: r}
+		if s.Valid() {
 			j.share = fmt.Sprintf("%.0f %%", float64(s))
 		}
 		why := noResult(r)
 		if r.Status == results.StatusOK && why != "" {
 			j.verdict = "no verdict: " + why
 		}
-		s := shareOf(r)
 		j.notMet = r.Status == results.StatusOK && why == "" && s.Valid() && float64(s) < min
 		return j
 	}
 	var ok []*results.Record
-	above, why := 0, ""
+	outs, why := 0, "" // ok rounds noResult counts out, and its last reason
 	for _, r := range rounds {
 		if w := noResult(r); r.Status == results.StatusOK && w != "" {
-			above, why = above+1, w
+			outs, why = outs+1, w
 			continue
 		}
 		if r.Status == results.StatusOK && shareOf(r).Valid() {
@@ -571,8 +570,8 @@ func judge(rounds []*results.Record, bound bool, min float64, noResult func(*res
 	}
 	if len(ok) == 0 {
 		j := judgement{share: "-", status: fmt.Sprintf("ok in 0 of %d", len(rounds)), verdict: "no verdict (no round is a result)", rep: rounds[0]}
-		if above > 0 {
-			j.verdict = fmt.Sprintf("no verdict (no round is a result; %d of them: %s)", above, why)
+		if outs > 0 {
+			j.verdict = fmt.Sprintf("no verdict (no round is a result; %d of them: %s)", outs, why)
 		}
 		return j
 	}
