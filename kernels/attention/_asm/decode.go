@@ -1185,7 +1185,15 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // 87–89, 79–81 to 74–78), and with the far T1 stream beside near and
 // their steps split too, as the AVX-512 octs' (stepPart, the countdown
 // counting parts; in one process, 9 rounds) 0.97 (32:8) and 1.06 (64:8;
-// tile_k 32 1.15); on Zen 3 every hint already fills L1.
+// tile_k 32 1.15); near alone, spread as now, in one process (9 rounds,
+// 2026-11-29, a busy hour) 1.07 (32:8) and 1.00 (64:8). A scratch loop of
+// the pairs' reads and FMAs (ymm, hd 128, 64:8, tiles of 16 rows, the
+// kernel's spread steps, a stand-in for the reductions, no softmax) had
+// put near at 0.81–0.83 of a plain read of both regions against 0.64 for
+// T1 a tile ahead; but its T1 read at 5.9 GB/s where the kernel's reads
+// at 8.0 in the same hour, so the loop missed what makes T1 work here
+// (each region's countdown restarting at every tile, perhaps). On Zen 3
+// every hint already fills L1.
 //
 // Zen 3 has no such L2-only hint: every hint fills L1 there (re-reading a
 // 24–28 KB set from L1 while prefetching a DRAM stream slowed it from 4.1
@@ -2197,7 +2205,14 @@ func (t tier) flashDecode() {
 		// (Near on for the single heads too, T0 of this tile's V during
 		// a lone head's scores: Zen 5, AVX-512, time over the paired
 		// kv-read, 3 rounds, 0.95–1.02 in L2 and L3, 0.98–1.01 from
-		// DRAM. Not kept.)
+		// DRAM. Not kept. On the Xeon, f16 and q8_0, hd 128, one
+		// process, 9–15 rounds, time over T1 at the cursor's: T0 there
+		// instead 1.00–1.05; a far T1 stream two tiles on beside it
+		// 1.00–1.07; both, from DRAM (ctx 32768, copies past 1.2 GB)
+		// AVX2 0.96–1.01 (f16) and 0.96–0.98 (q8_0), AVX-512 0.98 and
+		// 0.99–1.00 (the far stream four tiles on: 0.99–1.02), at ctx
+		// 4096 0.94–1.05 with rounds 0.55–1.54 (a busy hour): within the
+		// host's noise. Not kept.)
 		pfV.near, pfK.near = false, false
 		loop(1, single)
 	}
