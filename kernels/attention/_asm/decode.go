@@ -1171,9 +1171,10 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // 32768, copies rotated past 1.2 GB; one process, 9 rounds, time over the
 // kernel's) T0 at the cursor instead of T1 took 1.12 (32:8) and 1.06
 // (64:8), in L3 (ctx 1024) 1.01; the cursor two tiles ahead instead of
-// one 1.00 (32:8, 64:8) and 0.96 (f16 32:8, rounds 0.68–1.20), in L3
-// 1.01; every other line of a step 1.26 and 1.16, one line in four 1.30
-// and 1.29 (L2's prefetchers do not fetch the lines left out in time).
+// one 1.00 (32:8, 64:8; f16 32:8, whose wide sets' near lines it does
+// not move, 0.96 with rounds 0.68–1.20), in L3 1.01; every other line of
+// a step 1.26 and 1.16, one line in four 1.30 and 1.29 (L2's prefetchers
+// do not fetch the lines left out in time).
 // A cpu-clock profile of the 32:8 call from DRAM put 26 % of the
 // kernel's samples on the instruction after a step's first PREFETCHT1
 // (12 % in the scores, 14 % in P·V) and most of the rest on FMAs
