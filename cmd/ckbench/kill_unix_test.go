@@ -70,7 +70,11 @@ func TestKillResumeReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})
-	go func() { cmd.Process.Wait(); close(exited) }()
+	// cmd.Wait, not Process.Wait: it also waits for the copy of the
+	// child's stderr into childErr, which the failure messages below read
+	// (after Process.Wait alone, the race detector caught that copy still
+	// writing while a message read it).
+	go func() { cmd.Wait(); close(exited) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if recs, err := results.ReadPoints(dir); err == nil && len(recs) >= 3 {
