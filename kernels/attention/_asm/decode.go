@@ -1205,9 +1205,9 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // the pairs' reads and FMAs (ymm, hd 128, 64:8, tiles of 16 rows, the
 // kernel's spread steps, a stand-in for the reductions, no softmax) had
 // put near at 0.81–0.83 of a plain read of both regions against 0.64 for
-// T1 a tile ahead; but its T1 read at 5.9 GB/s where the kernel's reads
-// at 8.0 in the same hour, so the loop missed what makes T1 work here
-// (each region's countdown restarting at every tile, perhaps). On Zen 3
+// T1 a tile ahead; but its T1 read at 5.9–7.0 GB/s where the kernel's
+// read at 8.0 in the same hour, so the loop missed what makes T1 work
+// here (each region's countdown restarting at every tile, perhaps). On Zen 3
 // every hint already fills L1.
 //
 // Zen 3 has no such L2-only hint: every hint fills L1 there (re-reading a
