@@ -1167,21 +1167,6 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // 85–89 %. Spreading AVX2's prefetches over the heads alone (still T0)
 // had given 2–6 points.
 //
-// On the Xeon (family 6 model 207; AVX2 f32 pairs, hd 128, from DRAM: ctx
-// 32768, copies rotated past 1.2 GB; one process, 9 rounds, time over the
-// kernel's) T0 at the cursor instead of T1 took 1.12 (32:8) and 1.06
-// (64:8), in L3 (ctx 1024) 1.01; the cursor two tiles ahead instead of
-// one 1.00 (32:8, 64:8; f16 32:8, whose wide sets' near lines it does
-// not move, 0.96 with rounds 0.68–1.20), in L3 1.01; every other line of
-// a step 1.26 and 1.16, one line in four 1.30 and 1.29 (L2's prefetchers
-// do not fetch the lines left out in time).
-// A cpu-clock profile of the 32:8 call from DRAM put 26 % of the
-// kernel's samples on the instruction after a step's first PREFETCHT1
-// (12 % in the scores, 14 % in P·V) and most of the rest on FMAs
-// waiting for their K or V: the core waits for a miss buffer, as the
-// AVX-512 quads' did (near); its paired kv-read, demand loads that L2's
-// streamer runs ahead of, reads faster (74–78 % of it in that hour).
-//
 // The AVX-512 quads and pairs of a group instead pull, from each step,
 // the lines one tile behind the cursor into L1 (PREFETCHT0; see near):
 // the tile the next phase reads. In interleaved A/B runs (Zen 5, one
@@ -1207,8 +1192,8 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // put near at 0.81–0.83 of a plain read of both regions against 0.64 for
 // T1 a tile ahead; but its T1 read at 5.9–7.0 GB/s where the kernel's
 // read at 8.0 in the same hour, so the loop missed what makes T1 work
-// here (each region's countdown restarting at every tile, perhaps). On Zen 3
-// every hint already fills L1.
+// here (each region's countdown restarting at every tile, perhaps). On
+// Zen 3 every hint already fills L1.
 //
 // Zen 3 has no such L2-only hint: every hint fills L1 there (re-reading a
 // 24–28 KB set from L1 while prefetching a DRAM stream slowed it from 4.1
@@ -1217,6 +1202,22 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // L2 fetch a line's 128-byte buddy: prefetching every other line made
 // groups from DRAM 1.45–1.69 times slower (interleaved A/B, f32 and f16
 // 32:8 and 64:8, ctx 32768).
+//
+// On the Xeon (family 6 model 207; AVX2 f32 pairs, hd 128, from DRAM: ctx
+// 32768, copies rotated past 1.2 GB; one process, 9 rounds, time over the
+// kernel's) T0 at the cursor instead of T1 took 1.12 (32:8) and 1.06
+// (64:8), in L3 (ctx 1024) 1.01; the cursor two tiles ahead instead of
+// one 1.00 (32:8, 64:8; f16 32:8, whose wide sets' near lines it does
+// not move, 0.96 with rounds 0.68–1.20), in L3 1.01; every other line of
+// a step 1.26 and 1.16, one line in four 1.30 and 1.29 (as on Zen 3,
+// L2's prefetchers do not fetch the lines left out in time).
+// A cpu-clock profile of the 32:8 call from DRAM put 26 % of the
+// kernel's samples on the instruction after a step's first PREFETCHT1
+// (12 % in the scores, 14 % in P·V) and most of the rest on FMAs
+// waiting for their K or V: the core waits for a miss buffer, as the
+// AVX-512 quads' did on Zen 5 (below) and the octs' on the Xeon
+// (stepPart); its paired kv-read, demand loads that L2's streamer runs
+// ahead of, reads faster (74–78 % of it in that hour).
 type prefetcher struct {
 	cur, end  Mem
 	countdown Mem // spread: steps left to the next prefetching one
