@@ -771,6 +771,23 @@ func ctxCell(r *results.Record) string {
 	return strconv.Itoa(r.Ctx)
 }
 
+// groupShape says how tier t takes a GQA group's query heads on this CPU
+// ("" for a tier with one way only).
+func groupShape(t isa.Tier) string {
+	wide := attention.WideGroups(t)
+	switch {
+	case t == isa.AVX512 && wide:
+		return "wide sets: eight query heads at a time (f16; f32 head-major in groups of 8 to 15), each K and V vector widened once for all, then four; prefetch paced to the reads, a far L2 stream beside"
+	case t == isa.AVX512:
+		return "four query heads at a time, then pairs"
+	case t == isa.AVX2 && wide:
+		return "wide sets: f16 four query heads at a time, each K and V vector widened once for all, then pairs; f32 pairs"
+	case t == isa.AVX2:
+		return "pairs"
+	}
+	return ""
+}
+
 func (attentionFamily) List(w io.Writer) {
 	fmt.Fprintln(w, "family attention: decode over a KV cache k[kv_head][T][D] (head-major) or k[T][kv_head][D] (pos), of f32, f16 or q8_0; q[H][D]")
 	listTiers(w, attention.Tiers(), "no attention kernels (int8-only tier, or not in this build)")
@@ -784,11 +801,12 @@ func (attentionFamily) List(w io.Writer) {
 		lone = "pipelined: the next tile's scores beside this tile's P·V, four keys at a time (head-major AVX-512 f16 and AVX2 f32; the others take the phases)"
 	}
 	fmt.Fprintf(w, "  a lone head (decode-flash, groups of one) on this CPU: %s\n", lone)
-	group := "AVX-512 four query heads at a time, then pairs; AVX2 pairs (with an f16 cache, Intel CPUs take twice as many at a time: widening costs two µops on their FMA ports)"
-	if attention.WideGroups() {
-		group = "f16: AVX-512 eight query heads at a time, then four (prefetch paced to the reads), AVX2 four, each K and V vector widened once for all; f32: AVX-512 four (in groups of eight or more prefetch paced too), AVX2 two; then pairs"
+	fmt.Fprintln(w, "  a GQA group (decode-flash-gqa, decode-split) on this CPU (the wide sets where they were measured faster: Intel both tiers, Zen 4 AVX-512):")
+	for _, t := range attention.Tiers() {
+		if g := groupShape(t); g != "" {
+			fmt.Fprintf(w, "      %s: %s\n", t, g)
+		}
 	}
-	fmt.Fprintf(w, "  a GQA group (decode-flash-gqa, decode-split) on this CPU: %s\n", group)
 	fmt.Fprintf(w, "  %s\n      the ceiling: a plain load-and-sum loop (a 64-bit XOR for f16 and q8_0) over the same K and V bytes, K and V side by side\n      bytes   2·Hkv·T·D·e; timed in alternation with every point of the shape: their read_gbs, %% read\n", KVRead)
 	fmt.Fprintln(w, "  prefill-materialized, prefill-flash (Tq = --tq query rows at the last of T = ctx positions; f32 K and V;")
 	fmt.Fprintln(w, "  named with --kernel, never by a preset; n = Σ over query rows of the keys each sees)")

@@ -15,9 +15,9 @@ import (
 // The AVX2 and AVX-512 tiers, registered whether or not this CPU runs them
 // (callers check isa.Detect first; an unsupported tier is reported, never run).
 func init() {
-	mode := modeOn(cpuid.CPU.VendorID)
+	v, fam := cpuid.CPU.VendorID, cpuid.CPU.Family
 	impls = append(impls,
-		Impl{Tier: isa.AVX2, mode: mode,
+		Impl{Tier: isa.AVX2, mode: modeOn(isa.AVX2, v, fam),
 			flash: flashAsm(flashKernels{
 				F32:  flashDecodeAVX2,
 				F16:  flashDecodeF16AVX2,
@@ -32,7 +32,7 @@ func init() {
 				F16:  naiveDecodeF16AVX2,
 				Q8_0: naiveDecodeQ8AVX2,
 			})},
-		Impl{Tier: isa.AVX512, mode: mode,
+		Impl{Tier: isa.AVX512, mode: modeOn(isa.AVX512, v, fam),
 			flash: flashAsm(flashKernels{
 				F32:  flashDecodeAVX512,
 				F16:  flashDecodeF16AVX512,
@@ -59,7 +59,12 @@ func init() {
 // whose doc has the measurements). Which is faster is the CPU's:
 //
 //   - AMD (Zen 5, where it was built): the pipeline, from DRAM 0.81–0.90
-//     of the phases' time, in L3 0.81–0.84, in L2 0.89–0.95.
+//     of the phases' time, in L3 0.81–0.84, in L2 0.89–0.95. Zen 4 (EPYC
+//     family 25 model 17, one thread, hd 128, in one process with the
+//     bit flipped between timed batches, 9 rounds, the phases' time over
+//     the pipeline's): from DRAM (ctx 32768, copies rotated past 1.2 GB)
+//     AVX-512 f16 1.60, AVX2 f32 1.59; ctx 4096 1.05 and 1.11; ctx 1024
+//     1.04 and 0.98.
 //   - Intel (Xeon family 6 model 207, 2.4 GHz, one thread, hd 128,
 //     sweeps alternated, 3–4 rounds, the phases' time over the
 //     pipeline's): from DRAM (ctx 32768 --cold) AVX-512 f16 0.68–0.82
@@ -74,30 +79,68 @@ func init() {
 // path. The tests run both paths on every CPU (gate's lonePaths).
 func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 
-// wideOn reports whether a CPU of this vendor takes the groups' Intel
-// shape (modeWide, modePaced, modeFar and modeSplit): an f16 group's
-// heads as many at a time as share a widened vector (AVX-512 eight, AVX2
-// four; an AVX-512 f32 group of 8 to 15 heads eight at a time too,
-// head-major; the generator's wide, whose doc has the measurements), their
-// prefetch the near L1 stream in both tiers (wideLines), and the AVX-512
-// quads' prefetch paced to their reads (pacedLines: f16, and f32 in groups
-// of eight or more), a line after each load (modeSplit: stepPart), with a
-// far L2 stream beside their near one, as the f32 octs' (modeFar:
-// farQuads, farOcts). Where VCVTPH2PS is two µops on the FMA ports, as on
-// the Intel Xeon measured, the widening is what bounds the narrower sets.
-// AMD keeps the shapes its Zen 5 measurements chose (there the paced quads
-// were 2–7 % slower from DRAM, AVX2's groups 0.91–1.15 with the near
-// stream, and the quads' near stream best alone) until the wide sets are
-// measured there. The tests run every path on every CPU.
-func wideOn(v cpuid.Vendor) bool { return v != cpuid.AMD }
+// wideOn reports whether tier t takes the groups' wide shape (modeWide,
+// modePaced, modeFar and modeSplit) on a CPU of vendor v and family fam:
+// an f16 group's heads as many at a time as share a widened vector
+// (AVX-512 eight, AVX2 four; an AVX-512 f32 group of 8 to 15 heads eight
+// at a time too, head-major; the generator's wide, whose doc has the
+// measurements), their prefetch the near L1 stream in both tiers
+// (wideLines), and the AVX-512 quads' prefetch paced to their reads
+// (pacedLines: f16, and f32 in groups of eight or more), a line after
+// each load (modeSplit: stepPart), with a far L2 stream beside their near
+// one, as the f32 octs' (modeFar: farQuads, farOcts). Built on an Intel
+// Xeon (family 6 model 207), where VCVTPH2PS is two µops on the FMA ports
+// and the widening is what bounds the narrower sets: both tiers take it
+// on Intel.
+//
+// On AMD, by core:
+//
+//   - Zen 4 (family 0x19 with AVX-512, its 512-bit operations on 256-bit
+//     units), AVX-512 takes it. Measured on an AMD EPYC family 25 model
+//     17 (2026-11-29), one thread, hd 128 unless said, in one
+//     process with the four bits flipped between timed batches, 9 rounds,
+//     median time wide over narrow: from DRAM (ctx 32768, copies rotated
+//     past 1.2 GB) f16 32:8 0.85, 64:8 0.86, f32 32:8 0.91, 64:8 0.62
+//     (11.2 GB/s of K and V to 18.0), and in that order tile_k 32 f16
+//     0.63 and 0.72, f32
+//     0.93 and 0.53; hd 256 (ctx 16384) 0.74, 0.81, 0.76, 0.56; hd 64 f32
+//     0.87 and 0.75, f16 32:8 1.02 and 1.19 (two sets; 64:8 0.99 and
+//     1.11, rounds 0.71–1.37); 128:8 f32 0.91, f16 0.93; ctx 4096 (16–32
+//     MB) f16 1.01–1.03, f32 0.94 and 0.71. In L3 (ctx 1024) it costs 1.01
+//     (f16) and 1.01–1.04 (f32). Each bit's part, from DRAM:
+//     alone against none, the octs (modeWide) 0.88 f16 and 0.86 f32 at
+//     64:8, 1.00 at 32:8 (no octs there); far 0.90–0.96, paced 0.85–0.99,
+//     split 0.97–0.99; taking one away from all four, far 1.46 (f32 64:8),
+//     1.06 (f32 32:8), 0.96 (f16 32:8: the one bit that costs there),
+//     the octs 1.42 (f32 64:8; f16 1.00, its paced quads as fast), paced
+//     1.03 (f16 32:8), split 1.00–1.02. The f16 quads without their far
+//     stream (f16 32:8): hd 64 0.92, hd 128 0.96–0.98, hd 256 1.00, tile_k
+//     32 1.07, 40:8 (a quad and a lone head) 1.03, in L3 0.99: no one
+//     shape, so f16 keeps the far stream, as on the Xeon.
+//   - Zen 4's AVX2 keeps the narrow shape: wide from DRAM f16 32:8
+//     1.12–1.14, 64:8 1.01–1.02, f32 1.00; in L3 0.99–1.01.
+//   - Zen 5 (family 0x1A) keeps the narrow shape in both tiers, as its
+//     measurements chose (there the paced quads were 2–7 % slower from
+//     DRAM, AVX2's groups 0.91–1.15 with the near stream, and the quads'
+//     near stream best alone); its octs and the split steps were never
+//     measured there. Zen 3 has no AVX-512, and its AVX2 the narrow shape.
+//
+// The tests run every path on every CPU.
+func wideOn(t isa.Tier, v cpuid.Vendor, fam int) bool {
+	if v != cpuid.AMD {
+		return true
+	}
+	return t == isa.AVX512 && fam == 0x19
+}
 
-// modeOn is the flash kernels' paths a CPU of this vendor takes.
-func modeOn(v cpuid.Vendor) flashMode {
+// modeOn is the flash kernels' paths tier t takes on a CPU of vendor v
+// and family fam.
+func modeOn(t isa.Tier, v cpuid.Vendor, fam int) flashMode {
 	var m flashMode
 	if lonePipelinedOn(v) {
 		m |= modeLonePipe
 	}
-	if wideOn(v) {
+	if wideOn(t, v, fam) {
 		m |= modeWide | modePaced | modeFar | modeSplit
 	}
 	return m

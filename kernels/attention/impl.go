@@ -101,13 +101,16 @@ func Impls() []Impl { return impls }
 // the results are the same (the gate checks both).
 func LonePipelined() bool { return anyMode(modeLonePipe) }
 
-// WideGroups reports whether a GQA group over an f16 cache takes its query
-// heads as many at a time as share a widened vector on this CPU (AVX-512
-// eight, AVX2 four), with its prefetch paced to its reads: chosen once,
-// from the CPU's vendor, where it was measured faster. Otherwise AVX-512
-// four at a time and AVX2 two. Either way the results are the same (the
-// gate checks every path).
-func WideGroups() bool { return anyMode(modeWide) }
+// WideGroups reports whether, in tier t on this CPU, a GQA group over an
+// f16 cache takes its query heads as many at a time as share a widened
+// vector (AVX-512 eight, AVX2 four), with its prefetch paced to its reads:
+// chosen once, from the CPU's vendor and family, where it was measured
+// faster. Otherwise AVX-512 four at a time and AVX2 two. Either way the
+// results are the same (the gate checks every path).
+func WideGroups(t isa.Tier) bool {
+	im, ok := Lookup(t)
+	return ok && im.mode&modeWide != 0
+}
 
 func anyMode(m flashMode) bool {
 	for _, im := range impls {

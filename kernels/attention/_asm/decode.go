@@ -768,7 +768,8 @@ func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp M
 // K and V vector widened once for all of them: eight on AVX-512 (then its
 // quads), four on AVX2 (then its pairs). A call
 // takes it where the caller asks (the mode argument's modeWide bit; wideOn
-// in decode_amd64.go: Intel, not yet measured on AMD).
+// in decode_amd64.go: Intel, and Zen 4's AVX-512, whose doc has Zen 4's
+// measurements).
 //
 // On an Intel Xeon (family 6 model 207) VCVTPH2PS zmm is two µops on ports
 // 0 and 5, the ports of the 512-bit FMAs: a quad's scores issue 4 FMAs and
@@ -841,7 +842,8 @@ func (t tier) wideHeads() int { return t.W / 2 }
 // 0.98 and 0.84 (32:8, 66–73 % to 77–81 %), 0.99 and 0.90 (64:8); in L3
 // (ctx 1024, 4096) 0.96–0.99 (32:8), 0.72–0.99 (64:8). Zen 5 had taken
 // its AVX2 groups (pairs then, f32 and f16) 0.91–1.15 with near: the wide
-// sets run where modeWide is asked alone (Intel).
+// sets run where modeWide is asked alone (Intel: Zen 4's AVX2 measured
+// 1.12–1.14 with them, f16 32:8 from DRAM; wideOn).
 func (t tier) wideLines() int {
 	if t.W == 16 {
 		return t.kv.size / 2
@@ -851,7 +853,7 @@ func (t tier) wideLines() int {
 
 // pacedLines is the lines of prefetch a step of the AVX-512 quads takes
 // where the caller asks for paced quads (the mode argument's modePaced
-// bit; wideOn in decode_amd64.go: Intel), so that a tile streams in over
+// bit; wideOn in decode_amd64.go: Intel, Zen 4's AVX-512), so that a tile streams in over
 // its whole phase: f16 always (two lines, the bytes of K or V a step
 // reads, where their four, chosen on Zen 5, fetch a 32:8 group's tile in
 // the first half of its phase), f32 in groups of two quads or more (a
@@ -871,11 +873,11 @@ const pacedLines = 2
 
 // farQuads reports whether t's quads have a far stream beside their near
 // one (prefetcher.far), taken where the caller asks (the mode argument's
-// modeFar bit; wideOn in decode_amd64.go: Intel): the head-major quads,
-// whose steps are near. Each near step then also PREFETCHT1s as many
-// lines farTiles tiles beyond its cursor: during the scores the V of the
-// tile three on, during P·V the K four on (the cursor itself runs a tile
-// ahead of near).
+// modeFar bit; wideOn in decode_amd64.go: Intel, Zen 4's AVX-512): the
+// head-major quads, whose steps are near. Each near step then also
+// PREFETCHT1s as many lines farTiles tiles beyond its cursor: during the
+// scores the V of the tile three on, during P·V the K four on (the cursor
+// itself runs a tile ahead of near).
 //
 // On the Xeon of wide (one thread, AVX-512, 32:8 unless said, in one
 // process with modeFar flipped between calls, 9 rounds, median time
