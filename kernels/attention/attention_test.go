@@ -257,6 +257,9 @@ func flashPaths(im Impl, p Params) []Impl {
 		flip(modeFar)   // the AVX-512 quads' far stream beside the near one
 		flip(modeSplit) // the AVX-512 quads' prefetch a line after each load
 	}
+	if p.Kernel != DecodeFlash && p.Group() >= 4 && p.KV == F32 {
+		flip(modeNearT1) // the AVX-512 f32 groups' near stream into L2
+	}
 	return paths
 }
 

@@ -127,11 +127,33 @@ func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 //
 // The tests run every path on every CPU.
 func wideOn(t isa.Tier, v cpuid.Vendor, fam int) bool {
-	if v != cpuid.AMD {
-		return true
-	}
-	return t == isa.AVX512 && fam == 0x19
+	return v != cpuid.AMD || zen4AVX512(t, v, fam)
 }
+
+// zen4AVX512 reports whether t is the AVX-512 tier of a Zen 4 core: AMD
+// family 0x19 (Zen 3 has no AVX-512, so the tier runs there on Zen 4
+// alone).
+func zen4AVX512(t isa.Tier, v cpuid.Vendor, fam int) bool {
+	return v == cpuid.AMD && t == isa.AVX512 && fam == 0x19
+}
+
+// nearT1On reports whether tier t's head-major f32 quads, octs and pairs
+// (in groups of four or more: flashAsm) send their near prefetch stream to
+// L2 (PREFETCHT1) rather than L1 on a CPU of vendor v and family fam
+// (modeNearT1; the generator's nearT1Of): on Zen 4's AVX-512 alone.
+// Measured there (EPYC family 25 model 17, 2026-11-29, one thread, hd 128
+// unless said, in one process with the bit flipped between timed
+// batches, 9 rounds, median time with it over without, the wide shape
+// on): from DRAM (ctx 32768, copies rotated past 1.2 GB) 32:8 0.90 and
+// 0.92 (two sets; tile_k 32 0.72), 64:8 0.95 (tile_k 32 0.97), hd 64
+// 0.90, hd 256 (ctx 16384) 0.81, 128:8 0.84; ctx 4096 (32 MB) 0.85 and
+// 0.99; in L3 (ctx 1024) 1.03 and 1.00. The 32:8 call from DRAM then
+// reads at 19–21 GB/s, as AVX2's pairs (which prefetch into L2), from
+// 15–16. Not kept: the f16 quads (1.01–1.04 with it), the f32 pairs of a
+// group of two (16:8: 1.06), and T1 in the quads alone, not their P·V's
+// pairs (hd 128, 32:8 and 64:8: 1.03 and 1.08). Intel and Zen 5 measured T0 the faster
+// (the generator's prefetcher doc).
+func nearT1On(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v, fam) }
 
 // modeOn is the flash kernels' paths tier t takes on a CPU of vendor v
 // and family fam.
@@ -142,6 +164,9 @@ func modeOn(t isa.Tier, v cpuid.Vendor, fam int) flashMode {
 	}
 	if wideOn(t, v, fam) {
 		m |= modeWide | modePaced | modeFar | modeSplit
+	}
+	if nearT1On(t, v, fam) {
+		m |= modeNearT1
 	}
 	return m
 }
@@ -185,6 +210,9 @@ func flashAsm(head, pos flashKernels) flashFunc {
 			fs = &pos
 		}
 		f := fs[k.typ]
+		if g < 4 {
+			mode &^= modeNearT1 // the pairs of a group of two or three keep T0 (nearT1On)
+		}
 		tb := tileBufLen(tk)
 		tiles := ws[flashStateLen(g) : flashStateLen(g)+tileBufs(g)*tb]
 		o, q = o[:g*d], q[:g*d]

@@ -4275,13 +4275,21 @@ scoresw_chunk2_1:
 	JAE         pf_skip_18
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_1
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_1
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_1
+
+pf_t0_1:
+	PREFETCHT0 (R10)
+
+pf_near_done_1:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_1
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_1:
 	ADDQ $0x00000040, R9
@@ -4303,13 +4311,21 @@ pf_skip_18:
 	JAE         pf_skip_19
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_2
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_2
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_2
+
+pf_t0_2:
+	PREFETCHT0 (R10)
+
+pf_near_done_2:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_2
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_2:
 	ADDQ $0x00000040, R9
@@ -4333,13 +4349,21 @@ pf_skip_19:
 	JAE         pf_skip_20
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_3
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_3
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_3
+
+pf_t0_3:
+	PREFETCHT0 (R10)
+
+pf_near_done_3:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_3
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_3:
 	ADDQ $0x00000040, R9
@@ -4361,13 +4385,21 @@ pf_skip_20:
 	JAE         pf_skip_21
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_4
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_4
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_4
+
+pf_t0_4:
+	PREFETCHT0 (R10)
+
+pf_near_done_4:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_4
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_4:
 	ADDQ $0x00000040, R9
@@ -4400,13 +4432,21 @@ scoresw_odd_1:
 	JAE         pf_skip_22
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
-	PREFETCHT0  (CX)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_5
-	MOVQ        R9, DX
-	SUBQ        CX, DX
-	LEAQ        (R9)(DX*2), DX
-	PREFETCHT1  (DX)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_5
+	PREFETCHT1  (CX)
+	JMP         pf_near_done_5
+
+pf_t0_5:
+	PREFETCHT0 (CX)
+
+pf_near_done_5:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_5
+	MOVQ       R9, DX
+	SUBQ       CX, DX
+	LEAQ       (R9)(DX*2), DX
+	PREFETCHT1 (DX)
 
 pf_nofar_5:
 	ADDQ $0x00000040, R9
@@ -4428,13 +4468,21 @@ pf_skip_22:
 	JAE         pf_skip_23
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
-	PREFETCHT0  (CX)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_6
-	MOVQ        R9, DX
-	SUBQ        CX, DX
-	LEAQ        (R9)(DX*2), DX
-	PREFETCHT1  (DX)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_6
+	PREFETCHT1  (CX)
+	JMP         pf_near_done_6
+
+pf_t0_6:
+	PREFETCHT0 (CX)
+
+pf_near_done_6:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_6
+	MOVQ       R9, DX
+	SUBQ       CX, DX
+	LEAQ       (R9)(DX*2), DX
+	PREFETCHT1 (DX)
 
 pf_nofar_6:
 	ADDQ $0x00000040, R9
@@ -4846,13 +4894,21 @@ scores4_chunk2_1:
 	JAE         pf_skip_24
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_7
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_7
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_7
+
+pf_t0_7:
+	PREFETCHT0 (R10)
+
+pf_near_done_7:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_7
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_7:
 	ADDQ $0x00000040, R9
@@ -4872,13 +4928,21 @@ pf_skip_24:
 	JAE         pf_skip_25
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_8
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_8
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_8
+
+pf_t0_8:
+	PREFETCHT0 (R10)
+
+pf_near_done_8:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_8
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_8:
 	ADDQ $0x00000040, R9
@@ -4902,13 +4966,21 @@ pf_skip_25:
 	JAE         pf_skip_26
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_9
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_9
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_9
+
+pf_t0_9:
+	PREFETCHT0 (R10)
+
+pf_near_done_9:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_9
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_9:
 	ADDQ $0x00000040, R9
@@ -4928,13 +5000,21 @@ pf_skip_26:
 	JAE         pf_skip_27
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_10
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_10
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_10
+
+pf_t0_10:
+	PREFETCHT0 (R10)
+
+pf_near_done_10:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_10
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_10:
 	ADDQ $0x00000040, R9
@@ -4965,13 +5045,21 @@ scores4_odd_1:
 	JAE         pf_skip_28
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
-	PREFETCHT0  (DX)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_11
-	MOVQ        R9, BX
-	SUBQ        DX, BX
-	LEAQ        (R9)(BX*2), BX
-	PREFETCHT1  (BX)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_11
+	PREFETCHT1  (DX)
+	JMP         pf_near_done_11
+
+pf_t0_11:
+	PREFETCHT0 (DX)
+
+pf_near_done_11:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_11
+	MOVQ       R9, BX
+	SUBQ       DX, BX
+	LEAQ       (R9)(BX*2), BX
+	PREFETCHT1 (BX)
 
 pf_nofar_11:
 	ADDQ $0x00000040, R9
@@ -4991,13 +5079,21 @@ pf_skip_28:
 	JAE         pf_skip_29
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
-	PREFETCHT0  (CX)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_12
-	MOVQ        R9, DX
-	SUBQ        CX, DX
-	LEAQ        (R9)(DX*2), DX
-	PREFETCHT1  (DX)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_12
+	PREFETCHT1  (CX)
+	JMP         pf_near_done_12
+
+pf_t0_12:
+	PREFETCHT0 (CX)
+
+pf_near_done_12:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_12
+	MOVQ       R9, DX
+	SUBQ       CX, DX
+	LEAQ       (R9)(DX*2), DX
+	PREFETCHT1 (DX)
 
 pf_nofar_12:
 	ADDQ $0x00000040, R9
@@ -5321,15 +5417,24 @@ scores4_chunk2_2:
 	JAE         pf_skip_30
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_13
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
-	PREFETCHT1  64(R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_13
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	JMP         pf_near_done_13
+
+pf_t0_13:
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+
+pf_near_done_13:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_13
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
+	PREFETCHT1 64(R11)
 
 pf_nofar_13:
 	ADDQ $0x00000080, R9
@@ -5363,15 +5468,24 @@ pf_skip_30:
 	JAE         pf_skip_31
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_14
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
-	PREFETCHT1  64(R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_14
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	JMP         pf_near_done_14
+
+pf_t0_14:
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+
+pf_near_done_14:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_14
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
+	PREFETCHT1 64(R11)
 
 pf_nofar_14:
 	ADDQ $0x00000080, R9
@@ -5412,15 +5526,24 @@ scores4_odd_2:
 	JAE         pf_skip_32
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
-	PREFETCHT0  (CX)
-	PREFETCHT0  64(CX)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_15
-	MOVQ        R9, DX
-	SUBQ        CX, DX
-	LEAQ        (R9)(DX*2), DX
-	PREFETCHT1  (DX)
-	PREFETCHT1  64(DX)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_15
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	JMP         pf_near_done_15
+
+pf_t0_15:
+	PREFETCHT0 (CX)
+	PREFETCHT0 64(CX)
+
+pf_near_done_15:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_15
+	MOVQ       R9, DX
+	SUBQ       CX, DX
+	LEAQ       (R9)(DX*2), DX
+	PREFETCHT1 (DX)
+	PREFETCHT1 64(DX)
 
 pf_nofar_15:
 	ADDQ $0x00000080, R9
@@ -5734,13 +5857,21 @@ scores4_chunk2_3:
 	JAE         pf_skip_33
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_16
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_16
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_16
+
+pf_t0_16:
+	PREFETCHT0 (R10)
+
+pf_near_done_16:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_16
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_16:
 	ADDQ $0x00000040, R9
@@ -5755,13 +5886,21 @@ pf_skip_33:
 	JAE         pf_skip_34
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_17
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_17
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_17
+
+pf_t0_17:
+	PREFETCHT0 (R10)
+
+pf_near_done_17:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_17
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_17:
 	ADDQ $0x00000040, R9
@@ -5776,13 +5915,21 @@ pf_skip_34:
 	JAE         pf_skip_35
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_18
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_18
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_18
+
+pf_t0_18:
+	PREFETCHT0 (R10)
+
+pf_near_done_18:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_18
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_18:
 	ADDQ $0x00000040, R9
@@ -5797,13 +5944,21 @@ pf_skip_35:
 	JAE         pf_skip_36
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_19
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_19
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_19
+
+pf_t0_19:
+	PREFETCHT0 (R10)
+
+pf_near_done_19:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_19
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_19:
 	ADDQ $0x00000040, R9
@@ -5822,13 +5977,21 @@ pf_skip_36:
 	JAE         pf_skip_37
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_20
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_20
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_20
+
+pf_t0_20:
+	PREFETCHT0 (R10)
+
+pf_near_done_20:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_20
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_20:
 	ADDQ $0x00000040, R9
@@ -5843,13 +6006,21 @@ pf_skip_37:
 	JAE         pf_skip_38
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_21
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_21
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_21
+
+pf_t0_21:
+	PREFETCHT0 (R10)
+
+pf_near_done_21:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_21
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_21:
 	ADDQ $0x00000040, R9
@@ -5864,13 +6035,21 @@ pf_skip_38:
 	JAE         pf_skip_39
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_22
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_22
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_22
+
+pf_t0_22:
+	PREFETCHT0 (R10)
+
+pf_near_done_22:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_22
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_22:
 	ADDQ $0x00000040, R9
@@ -5885,13 +6064,21 @@ pf_skip_39:
 	JAE         pf_skip_40
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_23
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_23
+	PREFETCHT1  (R10)
+	JMP         pf_near_done_23
+
+pf_t0_23:
+	PREFETCHT0 (R10)
+
+pf_near_done_23:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_23
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
 
 pf_nofar_23:
 	ADDQ $0x00000040, R9
@@ -5917,13 +6104,21 @@ scores4_odd_3:
 	JAE         pf_skip_41
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
-	PREFETCHT0  (DX)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_24
-	MOVQ        R9, BX
-	SUBQ        DX, BX
-	LEAQ        (R9)(BX*2), BX
-	PREFETCHT1  (BX)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_24
+	PREFETCHT1  (DX)
+	JMP         pf_near_done_24
+
+pf_t0_24:
+	PREFETCHT0 (DX)
+
+pf_near_done_24:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_24
+	MOVQ       R9, BX
+	SUBQ       DX, BX
+	LEAQ       (R9)(BX*2), BX
+	PREFETCHT1 (BX)
 
 pf_nofar_24:
 	ADDQ $0x00000040, R9
@@ -5938,13 +6133,21 @@ pf_skip_41:
 	JAE         pf_skip_42
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
-	PREFETCHT0  (DX)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_25
-	MOVQ        R9, BX
-	SUBQ        DX, BX
-	LEAQ        (R9)(BX*2), BX
-	PREFETCHT1  (BX)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_25
+	PREFETCHT1  (DX)
+	JMP         pf_near_done_25
+
+pf_t0_25:
+	PREFETCHT0 (DX)
+
+pf_near_done_25:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_25
+	MOVQ       R9, BX
+	SUBQ       DX, BX
+	LEAQ       (R9)(BX*2), BX
+	PREFETCHT1 (BX)
 
 pf_nofar_25:
 	ADDQ $0x00000040, R9
@@ -5959,13 +6162,21 @@ pf_skip_42:
 	JAE         pf_skip_43
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
-	PREFETCHT0  (DX)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_26
-	MOVQ        R9, BX
-	SUBQ        DX, BX
-	LEAQ        (R9)(BX*2), BX
-	PREFETCHT1  (BX)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_26
+	PREFETCHT1  (DX)
+	JMP         pf_near_done_26
+
+pf_t0_26:
+	PREFETCHT0 (DX)
+
+pf_near_done_26:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_26
+	MOVQ       R9, BX
+	SUBQ       DX, BX
+	LEAQ       (R9)(BX*2), BX
+	PREFETCHT1 (BX)
 
 pf_nofar_26:
 	ADDQ $0x00000040, R9
@@ -5980,13 +6191,21 @@ pf_skip_43:
 	JAE         pf_skip_44
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
-	PREFETCHT0  (CX)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_27
-	MOVQ        R9, DX
-	SUBQ        CX, DX
-	LEAQ        (R9)(DX*2), DX
-	PREFETCHT1  (DX)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_27
+	PREFETCHT1  (CX)
+	JMP         pf_near_done_27
+
+pf_t0_27:
+	PREFETCHT0 (CX)
+
+pf_near_done_27:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_27
+	MOVQ       R9, DX
+	SUBQ       CX, DX
+	LEAQ       (R9)(DX*2), DX
+	PREFETCHT1 (DX)
 
 pf_nofar_27:
 	ADDQ $0x00000040, R9
@@ -6310,19 +6529,30 @@ scores4_chunk2_4:
 	JAE         pf_skip_45
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_28
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
-	PREFETCHT1  64(R11)
-	PREFETCHT1  128(R11)
-	PREFETCHT1  192(R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_28
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	PREFETCHT1  128(R10)
+	PREFETCHT1  192(R10)
+	JMP         pf_near_done_28
+
+pf_t0_28:
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 192(R10)
+
+pf_near_done_28:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_28
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
+	PREFETCHT1 64(R11)
+	PREFETCHT1 128(R11)
+	PREFETCHT1 192(R11)
 
 pf_nofar_28:
 	ADDQ $0x00000100, R9
@@ -6356,19 +6586,30 @@ pf_skip_45:
 	JAE         pf_skip_46
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
-	PREFETCHT0  (R10)
-	PREFETCHT0  64(R10)
-	PREFETCHT0  128(R10)
-	PREFETCHT0  192(R10)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_29
-	MOVQ        R9, R11
-	SUBQ        R10, R11
-	LEAQ        (R9)(R11*2), R11
-	PREFETCHT1  (R11)
-	PREFETCHT1  64(R11)
-	PREFETCHT1  128(R11)
-	PREFETCHT1  192(R11)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_29
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	PREFETCHT1  128(R10)
+	PREFETCHT1  192(R10)
+	JMP         pf_near_done_29
+
+pf_t0_29:
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 192(R10)
+
+pf_near_done_29:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_29
+	MOVQ       R9, R11
+	SUBQ       R10, R11
+	LEAQ       (R9)(R11*2), R11
+	PREFETCHT1 (R11)
+	PREFETCHT1 64(R11)
+	PREFETCHT1 128(R11)
+	PREFETCHT1 192(R11)
 
 pf_nofar_29:
 	ADDQ $0x00000100, R9
@@ -6409,19 +6650,30 @@ scores4_odd_4:
 	JAE         pf_skip_47
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
-	PREFETCHT0  (CX)
-	PREFETCHT0  64(CX)
-	PREFETCHT0  128(CX)
-	PREFETCHT0  192(CX)
-	TESTQ       $0x00000010, mode+104(FP)
-	JZ          pf_nofar_30
-	MOVQ        R9, DX
-	SUBQ        CX, DX
-	LEAQ        (R9)(DX*2), DX
-	PREFETCHT1  (DX)
-	PREFETCHT1  64(DX)
-	PREFETCHT1  128(DX)
-	PREFETCHT1  192(DX)
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_30
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
+	JMP         pf_near_done_30
+
+pf_t0_30:
+	PREFETCHT0 (CX)
+	PREFETCHT0 64(CX)
+	PREFETCHT0 128(CX)
+	PREFETCHT0 192(CX)
+
+pf_near_done_30:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_30
+	MOVQ       R9, DX
+	SUBQ       CX, DX
+	LEAQ       (R9)(DX*2), DX
+	PREFETCHT1 (DX)
+	PREFETCHT1 64(DX)
+	PREFETCHT1 128(DX)
+	PREFETCHT1 192(DX)
 
 pf_nofar_30:
 	ADDQ $0x00000100, R9
@@ -6734,11 +6986,22 @@ scores2_8_chunk2_1:
 	JAE         pf_skip_48
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
-	PREFETCHT0  (DI)
-	PREFETCHT0  64(DI)
-	PREFETCHT0  128(DI)
-	PREFETCHT0  192(DI)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_31
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	JMP         pf_near_done_31
+
+pf_t0_31:
+	PREFETCHT0 (DI)
+	PREFETCHT0 64(DI)
+	PREFETCHT0 128(DI)
+	PREFETCHT0 192(DI)
+
+pf_near_done_31:
+	ADDQ $0x00000100, R9
 
 pf_skip_48:
 	VMOVUPS     64(CX)(DX*1), Z20
@@ -6771,11 +7034,22 @@ pf_skip_48:
 	JAE         pf_skip_49
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
-	PREFETCHT0  (DI)
-	PREFETCHT0  64(DI)
-	PREFETCHT0  128(DI)
-	PREFETCHT0  192(DI)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_32
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	JMP         pf_near_done_32
+
+pf_t0_32:
+	PREFETCHT0 (DI)
+	PREFETCHT0 64(DI)
+	PREFETCHT0 128(DI)
+	PREFETCHT0 192(DI)
+
+pf_near_done_32:
+	ADDQ $0x00000100, R9
 
 pf_skip_49:
 	ADDQ $0x00000080, CX
@@ -6816,11 +7090,22 @@ scores2_8_odd_1:
 	JAE         pf_skip_50
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
-	PREFETCHT0  (CX)
-	PREFETCHT0  64(CX)
-	PREFETCHT0  128(CX)
-	PREFETCHT0  192(CX)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000040, mode+104(FP)
+	JZ          pf_t0_33
+	PREFETCHT1  (CX)
+	PREFETCHT1  64(CX)
+	PREFETCHT1  128(CX)
+	PREFETCHT1  192(CX)
+	JMP         pf_near_done_33
+
+pf_t0_33:
+	PREFETCHT0 (CX)
+	PREFETCHT0 64(CX)
+	PREFETCHT0 128(CX)
+	PREFETCHT0 192(CX)
+
+pf_near_done_33:
+	ADDQ $0x00000100, R9
 
 pf_skip_50:
 scores2_8_chunks_1:
@@ -7700,6 +7985,19 @@ softmax_3:
 	JAE        pf_skip_60
 	MOVQ       200(SP), CX
 	ADDQ       AX, CX
+	TESTQ      $0x00000040, mode+104(FP)
+	JZ         pf_t0_34
+	PREFETCHT1 (CX)
+	PREFETCHT1 64(CX)
+	PREFETCHT1 128(CX)
+	PREFETCHT1 192(CX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	JMP        pf_near_done_34
+
+pf_t0_34:
 	PREFETCHT0 (CX)
 	PREFETCHT0 64(CX)
 	PREFETCHT0 128(CX)
@@ -7708,7 +8006,9 @@ softmax_3:
 	PREFETCHT0 320(CX)
 	PREFETCHT0 384(CX)
 	PREFETCHT0 448(CX)
-	ADDQ       $0x00000200, AX
+
+pf_near_done_34:
+	ADDQ $0x00000200, AX
 
 pf_skip_60:
 	MOVQ         AX, 224(SP)
@@ -8510,13 +8810,21 @@ pvw_row_1:
 	JAE          pf_skip_61
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
-	PREFETCHT0   (R12)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_31
-	MOVQ         R9, R13
-	SUBQ         R12, R13
-	LEAQ         (R9)(R13*2), R13
-	PREFETCHT1   (R13)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_35
+	PREFETCHT1   (R12)
+	JMP          pf_near_done_35
+
+pf_t0_35:
+	PREFETCHT0 (R12)
+
+pf_near_done_35:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_31
+	MOVQ       R9, R13
+	SUBQ       R12, R13
+	LEAQ       (R9)(R13*2), R13
+	PREFETCHT1 (R13)
 
 pf_nofar_31:
 	ADDQ $0x00000040, R9
@@ -8538,13 +8846,21 @@ pf_skip_61:
 	JAE          pf_skip_62
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
-	PREFETCHT0   (R12)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_32
-	MOVQ         R9, R13
-	SUBQ         R12, R13
-	LEAQ         (R9)(R13*2), R13
-	PREFETCHT1   (R13)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_36
+	PREFETCHT1   (R12)
+	JMP          pf_near_done_36
+
+pf_t0_36:
+	PREFETCHT0 (R12)
+
+pf_near_done_36:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_32
+	MOVQ       R9, R13
+	SUBQ       R12, R13
+	LEAQ       (R9)(R13*2), R13
+	PREFETCHT1 (R13)
 
 pf_nofar_32:
 	ADDQ $0x00000040, R9
@@ -8629,13 +8945,21 @@ pvw_row_2:
 	JAE          pf_skip_63
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
-	PREFETCHT0   (R12)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_33
-	MOVQ         R9, R13
-	SUBQ         R12, R13
-	LEAQ         (R9)(R13*2), R13
-	PREFETCHT1   (R13)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_37
+	PREFETCHT1   (R12)
+	JMP          pf_near_done_37
+
+pf_t0_37:
+	PREFETCHT0 (R12)
+
+pf_near_done_37:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_33
+	MOVQ       R9, R13
+	SUBQ       R12, R13
+	LEAQ       (R9)(R13*2), R13
+	PREFETCHT1 (R13)
 
 pf_nofar_33:
 	ADDQ $0x00000040, R9
@@ -8653,13 +8977,21 @@ pf_skip_63:
 	JAE          pf_skip_64
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
-	PREFETCHT0   (R12)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_34
-	MOVQ         R9, R13
-	SUBQ         R12, R13
-	LEAQ         (R9)(R13*2), R13
-	PREFETCHT1   (R13)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_38
+	PREFETCHT1   (R12)
+	JMP          pf_near_done_38
+
+pf_t0_38:
+	PREFETCHT0 (R12)
+
+pf_near_done_38:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_34
+	MOVQ       R9, R13
+	SUBQ       R12, R13
+	LEAQ       (R9)(R13*2), R13
+	PREFETCHT1 (R13)
 
 pf_nofar_34:
 	ADDQ $0x00000040, R9
@@ -8799,13 +9131,21 @@ pv4_row_1:
 	JAE          pf_skip_65
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_35
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_39
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_39
+
+pf_t0_39:
+	PREFETCHT0 (R11)
+
+pf_near_done_39:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_35
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_35:
 	ADDQ $0x00000040, R9
@@ -8825,13 +9165,21 @@ pf_skip_65:
 	JAE          pf_skip_66
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_36
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_40
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_40
+
+pf_t0_40:
+	PREFETCHT0 (R11)
+
+pf_near_done_40:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_36
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_36:
 	ADDQ $0x00000040, R9
@@ -8905,13 +9253,21 @@ pv4_row_2:
 	JAE          pf_skip_67
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_37
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_41
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_41
+
+pf_t0_41:
+	PREFETCHT0 (R11)
+
+pf_near_done_41:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_37
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_37:
 	ADDQ $0x00000040, R9
@@ -8927,13 +9283,21 @@ pf_skip_67:
 	JAE          pf_skip_68
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_38
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_42
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_42
+
+pf_t0_42:
+	PREFETCHT0 (R11)
+
+pf_near_done_42:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_38
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_38:
 	ADDQ $0x00000040, R9
@@ -8992,13 +9356,21 @@ pv4_row_3:
 	JAE          pf_skip_69
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_39
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_43
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_43
+
+pf_t0_43:
+	PREFETCHT0 (R11)
+
+pf_near_done_43:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_39
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_39:
 	ADDQ $0x00000040, R9
@@ -9012,13 +9384,21 @@ pf_skip_69:
 	JAE          pf_skip_70
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_40
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_44
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_44
+
+pf_t0_44:
+	PREFETCHT0 (R11)
+
+pf_near_done_44:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_40
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_40:
 	ADDQ $0x00000040, R9
@@ -9149,15 +9529,24 @@ pv4_row_4:
 	JAE          pf_skip_71
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	PREFETCHT0   64(R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_41
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
-	PREFETCHT1   64(R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_45
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	JMP          pf_near_done_45
+
+pf_t0_45:
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+
+pf_near_done_45:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_41
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
+	PREFETCHT1 64(R12)
 
 pf_nofar_41:
 	ADDQ $0x00000080, R9
@@ -9237,15 +9626,24 @@ pv4_row_5:
 	JAE          pf_skip_72
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	PREFETCHT0   64(R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_42
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
-	PREFETCHT1   64(R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_46
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	JMP          pf_near_done_46
+
+pf_t0_46:
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+
+pf_near_done_46:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_42
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
+	PREFETCHT1 64(R12)
 
 pf_nofar_42:
 	ADDQ $0x00000080, R9
@@ -9308,15 +9706,24 @@ pv4_row_6:
 	JAE          pf_skip_73
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	PREFETCHT0   64(R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_43
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
-	PREFETCHT1   64(R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_47
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	JMP          pf_near_done_47
+
+pf_t0_47:
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+
+pf_near_done_47:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_43
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
+	PREFETCHT1 64(R12)
 
 pf_nofar_43:
 	ADDQ $0x00000080, R9
@@ -9437,13 +9844,21 @@ pv4_row_7:
 	JAE          pf_skip_74
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_44
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_48
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_48
+
+pf_t0_48:
+	PREFETCHT0 (R11)
+
+pf_near_done_48:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_44
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_44:
 	ADDQ $0x00000040, R9
@@ -9458,13 +9873,21 @@ pf_skip_74:
 	JAE          pf_skip_75
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_45
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_49
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_49
+
+pf_t0_49:
+	PREFETCHT0 (R11)
+
+pf_near_done_49:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_45
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_45:
 	ADDQ $0x00000040, R9
@@ -9479,13 +9902,21 @@ pf_skip_75:
 	JAE          pf_skip_76
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_46
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_50
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_50
+
+pf_t0_50:
+	PREFETCHT0 (R11)
+
+pf_near_done_50:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_46
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_46:
 	ADDQ $0x00000040, R9
@@ -9500,13 +9931,21 @@ pf_skip_76:
 	JAE          pf_skip_77
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_47
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_51
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_51
+
+pf_t0_51:
+	PREFETCHT0 (R11)
+
+pf_near_done_51:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_47
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_47:
 	ADDQ $0x00000040, R9
@@ -9577,13 +10016,21 @@ pv4_row_8:
 	JAE          pf_skip_78
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_48
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_52
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_52
+
+pf_t0_52:
+	PREFETCHT0 (R11)
+
+pf_near_done_52:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_48
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_48:
 	ADDQ $0x00000040, R9
@@ -9596,13 +10043,21 @@ pf_skip_78:
 	JAE          pf_skip_79
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_49
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_53
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_53
+
+pf_t0_53:
+	PREFETCHT0 (R11)
+
+pf_near_done_53:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_49
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_49:
 	ADDQ $0x00000040, R9
@@ -9615,13 +10070,21 @@ pf_skip_79:
 	JAE          pf_skip_80
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_50
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_54
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_54
+
+pf_t0_54:
+	PREFETCHT0 (R11)
+
+pf_near_done_54:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_50
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_50:
 	ADDQ $0x00000040, R9
@@ -9634,13 +10097,21 @@ pf_skip_80:
 	JAE          pf_skip_81
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_51
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_55
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_55
+
+pf_t0_55:
+	PREFETCHT0 (R11)
+
+pf_near_done_55:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_51
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_51:
 	ADDQ $0x00000040, R9
@@ -9697,13 +10168,21 @@ pv4_row_9:
 	JAE          pf_skip_82
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_52
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_56
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_56
+
+pf_t0_56:
+	PREFETCHT0 (R11)
+
+pf_near_done_56:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_52
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_52:
 	ADDQ $0x00000040, R9
@@ -9715,13 +10194,21 @@ pf_skip_82:
 	JAE          pf_skip_83
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_53
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_57
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_57
+
+pf_t0_57:
+	PREFETCHT0 (R11)
+
+pf_near_done_57:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_53
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_53:
 	ADDQ $0x00000040, R9
@@ -9733,13 +10220,21 @@ pf_skip_83:
 	JAE          pf_skip_84
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_54
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_58
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_58
+
+pf_t0_58:
+	PREFETCHT0 (R11)
+
+pf_near_done_58:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_54
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_54:
 	ADDQ $0x00000040, R9
@@ -9751,13 +10246,21 @@ pf_skip_84:
 	JAE          pf_skip_85
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_55
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_59
+	PREFETCHT1   (R11)
+	JMP          pf_near_done_59
+
+pf_t0_59:
+	PREFETCHT0 (R11)
+
+pf_near_done_59:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_55
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
 
 pf_nofar_55:
 	ADDQ $0x00000040, R9
@@ -9888,19 +10391,30 @@ pv4_row_10:
 	JAE          pf_skip_86
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	PREFETCHT0   64(R11)
-	PREFETCHT0   128(R11)
-	PREFETCHT0   192(R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_56
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
-	PREFETCHT1   64(R12)
-	PREFETCHT1   128(R12)
-	PREFETCHT1   192(R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_60
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+	JMP          pf_near_done_60
+
+pf_t0_60:
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+
+pf_near_done_60:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_56
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
+	PREFETCHT1 64(R12)
+	PREFETCHT1 128(R12)
+	PREFETCHT1 192(R12)
 
 pf_nofar_56:
 	ADDQ $0x00000100, R9
@@ -9980,19 +10494,30 @@ pv4_row_11:
 	JAE          pf_skip_87
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	PREFETCHT0   64(R11)
-	PREFETCHT0   128(R11)
-	PREFETCHT0   192(R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_57
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
-	PREFETCHT1   64(R12)
-	PREFETCHT1   128(R12)
-	PREFETCHT1   192(R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_61
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+	JMP          pf_near_done_61
+
+pf_t0_61:
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+
+pf_near_done_61:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_57
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
+	PREFETCHT1 64(R12)
+	PREFETCHT1 128(R12)
+	PREFETCHT1 192(R12)
 
 pf_nofar_57:
 	ADDQ $0x00000100, R9
@@ -10055,19 +10580,30 @@ pv4_row_12:
 	JAE          pf_skip_88
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
-	PREFETCHT0   (R11)
-	PREFETCHT0   64(R11)
-	PREFETCHT0   128(R11)
-	PREFETCHT0   192(R11)
-	TESTQ        $0x00000010, mode+104(FP)
-	JZ           pf_nofar_58
-	MOVQ         R9, R12
-	SUBQ         R11, R12
-	LEAQ         (R9)(R12*2), R12
-	PREFETCHT1   (R12)
-	PREFETCHT1   64(R12)
-	PREFETCHT1   128(R12)
-	PREFETCHT1   192(R12)
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_62
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+	JMP          pf_near_done_62
+
+pf_t0_62:
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+
+pf_near_done_62:
+	TESTQ      $0x00000010, mode+104(FP)
+	JZ         pf_nofar_58
+	MOVQ       R9, R12
+	SUBQ       R11, R12
+	LEAQ       (R9)(R12*2), R12
+	PREFETCHT1 (R12)
+	PREFETCHT1 64(R12)
+	PREFETCHT1 128(R12)
+	PREFETCHT1 192(R12)
 
 pf_nofar_58:
 	ADDQ $0x00000100, R9
@@ -10192,11 +10728,22 @@ pv2_single_5:
 	JAE          pf_skip_89
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, R10
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_63
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	JMP          pf_near_done_63
+
+pf_t0_63:
+	PREFETCHT0 (R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	PREFETCHT0 192(R8)
+
+pf_near_done_63:
+	ADDQ $0x00000100, R10
 
 pf_skip_89:
 	ADDQ $0x04, BX
@@ -10291,11 +10838,22 @@ pv2_pair_6:
 	JAE          pf_skip_90
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, R10
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_64
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	JMP          pf_near_done_64
+
+pf_t0_64:
+	PREFETCHT0 (R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	PREFETCHT0 192(R8)
+
+pf_near_done_64:
+	ADDQ $0x00000100, R10
 
 pf_skip_90:
 	ADDQ $0x08, BX
@@ -10393,11 +10951,22 @@ pv2_pair_7:
 	JAE          pf_skip_91
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, R10
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_65
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	JMP          pf_near_done_65
+
+pf_t0_65:
+	PREFETCHT0 (R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	PREFETCHT0 192(R8)
+
+pf_near_done_65:
+	ADDQ $0x00000100, R10
 
 pf_skip_91:
 	ADDQ $0x08, BX
@@ -10471,11 +11040,22 @@ pv2_pair_8:
 	JAE          pf_skip_92
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
-	PREFETCHT0   (R8)
-	PREFETCHT0   64(R8)
-	PREFETCHT0   128(R8)
-	PREFETCHT0   192(R8)
-	ADDQ         $0x00000100, R10
+	TESTQ        $0x00000040, mode+104(FP)
+	JZ           pf_t0_66
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	JMP          pf_near_done_66
+
+pf_t0_66:
+	PREFETCHT0 (R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	PREFETCHT0 192(R8)
+
+pf_near_done_66:
+	ADDQ $0x00000100, R10
 
 pf_skip_92:
 	ADDQ $0x08, BX

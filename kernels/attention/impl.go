@@ -45,6 +45,10 @@ const (
 	// their loads, not all after the last (the generator's stepPart,
 	// wideOn; the octs' always are).
 	modeSplit
+	// modeNearT1: the AVX-512 head-major f32 groups' near stream into L2
+	// (PREFETCHT1), not L1, in groups of four or more (the generator's
+	// nearT1Of, nearT1On).
+	modeNearT1
 )
 
 // String names the paths in m, for test failures and listings.
@@ -65,6 +69,9 @@ func (m flashMode) String() string {
 	}
 	if m&modeSplit != 0 {
 		s += ", split steps"
+	}
+	if m&modeNearT1 != 0 {
+		s += ", f32 near stream into L2"
 	}
 	if m&modeFar != 0 {
 		return s + " with a far stream"

@@ -921,6 +921,17 @@ func farQuads(t tier) bool { return !t.pos }
 // 0.95–0.98 of its time from DRAM, 0.96–0.98 in L3.
 func farOcts(t tier) bool { return t.W == 16 && t.kv.size == 4 && !t.pos }
 
+// nearT1Of reports whether t's quads, octs and pairs send their near
+// lines to L2 instead of L1 where the caller asks (the mode argument's
+// modeNearT1 bit, which flashAsm passes to groups of four or more;
+// nearT1On in decode_amd64.go: Zen 4's AVX-512, whose doc has the
+// measurements): f32, head-major. Each near step then PREFETCHT1s the
+// lines it would PREFETCHT0. On Zen 4 an L1 fill of a line still on its
+// way from DRAM holds one of the few L1 miss buffers, and the f32 sets,
+// which read a line for every 4 FMAs of a head (f16: 8), wait on them.
+// The f16 quads went 1.01–1.04 with it: they keep T0.
+func nearT1Of(t tier) bool { return t.W == 16 && t.kv.size == 4 && !t.pos }
+
 // farTiles is how many tiles beyond the near cursor a far step reaches
 // (farQuads): an index scale, so 1, 2, 4 or 8.
 const farTiles = 2
@@ -933,6 +944,7 @@ const (
 	modeFastExp
 	modeFar
 	modeSplit
+	modeNearT1
 )
 
 // splitSteps is set while the loops are emitted whose prefetch steps go a
@@ -1247,6 +1259,10 @@ type prefetcher struct {
 	// PREFETCHT1s as many lines farTiles tiles beyond cur (farQuads,
 	// farOcts).
 	far bool
+	// nearT1 (set while the AVX-512 f32 quads, octs and pairs are emitted):
+	// where the mode argument has modeNearT1, a near step's lines go to
+	// L2 (PREFETCHT1), not L1 (nearT1Of).
+	nearT1 bool
 }
 
 // With near set a step issues the near lines alone: no T1 ahead of them.
@@ -1368,8 +1384,23 @@ func (p *prefetcher) stepN(lines int) {
 		n := GP64()
 		MOVQ(p.nearOff, n)
 		ADDQ(p.curReg, n)
-		for l := range lines {
-			PREFETCHT0(Mem{Base: n, Disp: 64 * l})
+		if p.nearT1 {
+			t0, nearDone := NewLabel("pf_t0"), NewLabel("pf_near_done")
+			TESTQ(U32(modeNearT1), paramAddr("mode"))
+			JZ(LabelRef(t0))
+			for l := range lines {
+				PREFETCHT1(Mem{Base: n, Disp: 64 * l})
+			}
+			JMP(LabelRef(nearDone))
+			Label(t0)
+			for l := range lines {
+				PREFETCHT0(Mem{Base: n, Disp: 64 * l})
+			}
+			Label(nearDone)
+		} else {
+			for l := range lines {
+				PREFETCHT0(Mem{Base: n, Disp: 64 * l})
+			}
 		}
 		if p.far {
 			noFar := NewLabel("pf_nofar")
@@ -2186,15 +2217,18 @@ func (t tier) flashDecode() {
 			}
 			pfV.near, pfK.near = wideNear, wideNear
 			pfV.far, pfK.far = farOcts(t), farOcts(t)
+			pfV.nearT1, pfK.nearT1 = nearT1Of(t), nearT1Of(t)
 			splitSteps = true
 			loop(t.wideHeads(), wideSet)
 			splitSteps = false
 			pfV.far, pfK.far = false, false
+			pfV.nearT1, pfK.nearT1 = false, false
 			pfV.near, pfK.near = near, near
 			Label(noWide)
 		}
 		if quad != nil && t.W == 16 && !t.kv.q8 { // scores4 and pv4: AVX-512, f32 and f16
 			pfV.far, pfK.far = farQuads(t), farQuads(t)
+			pfV.nearT1, pfK.nearT1 = nearT1Of(t), nearT1Of(t)
 			skip := NewLabel(name + "_noquads")
 			if quadMax > 0 {
 				CMPQ(lRL, U32(quadMax))
@@ -2216,9 +2250,12 @@ func (t tier) flashDecode() {
 			bySplit(func() { loop(4, func() { quad(prefetchLines) }) })
 			Label(skip)
 			pfV.far, pfK.far = false, false
+			pfV.nearT1, pfK.nearT1 = false, false
 		}
 		if pair != nil {
+			pfV.nearT1, pfK.nearT1 = nearT1Of(t), nearT1Of(t)
 			loop(2, pair)
+			pfV.nearT1, pfK.nearT1 = false, false
 		}
 		// (Near on for the single heads too, T0 of this tile's V during
 		// a lone head's scores: Zen 5, AVX-512, time over the paired
