@@ -451,7 +451,16 @@ func (s Shape) Validate() error {
 //     of tk 32's in L2 and L3, 0.88–0.92 from DRAM. Larger tiles split
 //     the tiers (hd 128 at tk 128: AVX-512 0.82–0.95, AVX2 1.01–1.04 from
 //     DRAM), and hd 256 at 16 too (AVX2 1.03–1.06 from DRAM), so those
-//     keep AutoTileK.
+//     keep AutoTileK. Zen 4 splits the tiers at 16 (EPYC family 25 model
+//     17, one head, hd 128, in one process, tk 16 against 32 in turn,
+//     5–7 rounds, median time over 32's): AVX2 from DRAM (ctx 32768,
+//     copies rotated past 1.2 GB) 0.72–0.73 in three sets (tk 8 0.72,
+//     24 0.97, 48 1.01; 8:8 0.83), but in L2 and L3 (ctx 1024, 4096)
+//     1.09–1.10; AVX-512 1.00 from DRAM, 1.02 in cache. Not split: an
+//     auto tile is the shape's, not the tier's, and Zen 3, whose AVX2 is
+//     the same code, was never measured so. Its scores prefetching the
+//     whole tile of V rather than half (the generator's scores) did not
+//     move the AVX2 call at 32 (1.00 from DRAM and in L3).
 //   - everything else: AutoTileK, where the tiers split too (Zen 5).
 //     f32 one head a pass at hd 128, tk 32 to 128: AVX2 1.06–1.13 of tk
 //     16's time from DRAM. f16 groups (32:8, 64:8) at tk 32: 0.92–0.98
