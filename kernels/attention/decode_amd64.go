@@ -97,18 +97,17 @@ func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 //
 //   - Zen 4 (family 0x19 with AVX-512, its 512-bit operations on 256-bit
 //     units), AVX-512 takes it. Measured on an AMD EPYC family 25 model
-//     17 (2026-11-29), one thread, hd 128 unless said, in one
-//     process with the four bits flipped between timed batches, 9 rounds,
-//     median time wide over narrow: from DRAM (ctx 32768, copies rotated
-//     past 1.2 GB) f16 32:8 0.85, 64:8 0.86, f32 32:8 0.91, 64:8 0.62
-//     (11.2 GB/s of K and V to 18.0), and in that order tile_k 32 f16
-//     0.63 and 0.72, f32
+//     17 (2026-11-29), one thread, hd 128 unless said, in one process
+//     with the four bits flipped between timed batches, 9 rounds, median
+//     time wide over narrow: from DRAM (ctx 32768, copies rotated past
+//     1.2 GB) f16 32:8 0.85, 64:8 0.86, f32 32:8 0.91, 64:8 0.62 (11.2
+//     GB/s of K and V to 18.0), and in that order tile_k 32 0.63, 0.72,
 //     0.93 and 0.53; hd 256 (ctx 16384) 0.74, 0.81, 0.76, 0.56; hd 64 f32
 //     0.87 and 0.75, f16 32:8 1.02 and 1.19 (two sets; 64:8 0.99 and
 //     1.11, rounds 0.71–1.37); 128:8 f32 0.91, f16 0.93; ctx 4096 (16–32
-//     MB) f16 1.01–1.03, f32 0.94 and 0.71. In L3 (ctx 1024) it costs 1.01
-//     (f16) and 1.01–1.04 (f32). Each bit's part, from DRAM:
-//     alone against none, the octs (modeWide) 0.88 f16 and 0.86 f32 at
+//     MB) f16 1.01–1.03, f32 0.94 and 0.71. In L3 (ctx 1024) it costs
+//     1.01 (f16) and 1.01–1.04 (f32). Each bit's part, from DRAM: alone
+//     against none, the octs (modeWide) 0.88 f16 and 0.86 f32 at
 //     64:8, 1.00 at 32:8 (no octs there); far 0.90–0.96, paced 0.85–0.99,
 //     split 0.97–0.99; taking one away from all four, far 1.46 (f32 64:8),
 //     1.06 (f32 32:8), 0.96 (f16 32:8: the one bit that costs there),
@@ -151,8 +150,8 @@ func zen4AVX512(t isa.Tier, v cpuid.Vendor, fam int) bool {
 // reads at 19–21 GB/s, as AVX2's pairs (which prefetch into L2), from
 // 15–16. Not kept: the f16 quads (1.01–1.04 with it), the f32 pairs of a
 // group of two (16:8: 1.06), and T1 in the quads alone, not their P·V's
-// pairs (hd 128, 32:8 and 64:8: 1.03 and 1.08). Intel and Zen 5 measured T0 the faster
-// (the generator's prefetcher doc).
+// pairs (hd 128, 32:8 and 64:8: 1.03 and 1.08). Intel and Zen 5
+// measured T0 the faster (the generator's prefetcher doc).
 func nearT1On(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v, fam) }
 
 // modeOn is the flash kernels' paths tier t takes on a CPU of vendor v

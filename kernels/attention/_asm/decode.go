@@ -853,8 +853,8 @@ func (t tier) wideLines() int {
 
 // pacedLines is the lines of prefetch a step of the AVX-512 quads takes
 // where the caller asks for paced quads (the mode argument's modePaced
-// bit; wideOn in decode_amd64.go: Intel, Zen 4's AVX-512), so that a tile streams in over
-// its whole phase: f16 always (two lines, the bytes of K or V a step
+// bit; wideOn in decode_amd64.go: Intel, Zen 4's AVX-512), so that a
+// tile streams in over its whole phase: f16 always (two lines, the bytes of K or V a step
 // reads, where their four, chosen on Zen 5, fetch a 32:8 group's tile in
 // the first half of its phase), f32 in groups of two quads or more (a
 // quad's step reads four lines, and two quads' passes take the phase).
