@@ -55,9 +55,13 @@ func (s *store) rows(dst, dst2 []byte, dstStride int, src, src2 []float32, srcSt
 // Impl is one ISA tier's implementation of the stores: how it writes
 // float32 rows as f32 (a copy), f16 and q8_0.
 type Impl struct {
-	Tier  isa.Tier
-	copy  store
-	toF16 store
+	Tier isa.Tier
+	copy store
+	// copyAlt is the tier's other f32 copy, where it has one (AVX-512:
+	// its zmm copy or AVX2's ymm one, whichever copy is not; ymmCopyOn):
+	// the tests run both.
+	copyAlt store
+	toF16   store
 	// toF16Pos is the f16 store of a position-major batch-copy (posMajor):
 	// AVX2's toF16LinesAVX2, every other tier's toF16.
 	toF16Pos store

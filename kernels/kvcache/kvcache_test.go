@@ -128,6 +128,11 @@ func TestStores(t *testing.T) {
 		for _, p := range cases() {
 			name := fmt.Sprintf("%s/%s/%s/hd=%d/n=%d/pos=%d", p.Op, p.KV, p.Layout, p.D, p.Count(), p.Pos)
 			t.Run(name, func(t *testing.T) { checkStore(t, im, p, uint64(p.D+p.Pos), p.D == 128) })
+			if im.copyAlt.asm != nil && p.KV == attention.F32 { // the tier's other f32 copy too
+				alt := im
+				alt.copy = im.copyAlt
+				t.Run(name+"/other-copy", func(t *testing.T) { checkStore(t, alt, p, uint64(p.D+p.Pos), p.D == 128) })
+			}
 		}
 	})
 }
