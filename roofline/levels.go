@@ -64,16 +64,28 @@ func Plateaus(curve []Point, c Caches) []Level {
 		ws = append(ws, window{"L2", 2 * max(c.L1D, 0), c.L2 / 2, c.L2})
 	}
 	last := max(c.L2, c.L1D)
+	past := int64(2) // DRAM's window starts at past × last
 	if c.L3 > 0 {
 		// L3 is shared and, on a VM, often only partly this guest's: stop
 		// the window at a quarter of it, clear of the fall.
 		ws = append(ws, window{"L3", 2 * c.L2, c.L3 / 4, c.L3})
 		last = c.L3
+		// An L3 still serves part of a stream twice its size: on Zen 4
+		// (EPYC family 25 model 17, 32 MiB, one thread) the ymm read
+		// loop read 36–37 GB/s at 64 MiB against 29–30 at 128 and 256
+		// MiB (the zmm loop 26 at 64), and the window's CV rose to
+		// 11–15 %, so that DRAM was sometimes not used as a bound at
+		// all. Four times it is clear (each thread's set: with two
+		// threads at 64 MiB each it read 64–74 GB/s, at 128 MiB 56; a
+		// curve of all threads to 8 × L3 then has one point there).
+		// Not farther: at 512 MiB (16 × L3) the same loop read 21–22
+		// GB/s against 27–28 at 256, a CV of 11–13 % again.
+		past = 4
 	}
-	// A stream of twice the last cache misses it all the way through (and
-	// a window of two octaves, up to 8 × L3, holds enough points for a
-	// steady median).
-	ws = append(ws, window{"DRAM", 2 * last, math.MaxInt64, 0})
+	// A stream of past × the last cache misses it all the way through
+	// (and the window, up to 8 × L3, Options.MaxBytes, holds enough
+	// points for a steady median).
+	ws = append(ws, window{"DRAM", past * last, math.MaxInt64, 0})
 
 	var levels []Level
 	for _, w := range ws {
