@@ -38,7 +38,7 @@ func cmdRoofline(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "out", "folder that receives the run folder")
 	runID := fs.String("run-id", "", "name of the run folder (default: the start time)")
 	quick := fs.Bool("quick", false, "one working set per octave and short sampling (well under a minute)")
-	isaList := fs.String("isa", "", "tiers whose peaks are measured; the widest of them also reads the bandwidth curves, so --isa generic,avx2 measures an AVX-512 CPU as an AVX2-only one would (default: every tier that runs here)")
+	isaList := fs.String("isa", "", "tiers whose peaks are measured; the widest of them also reads the bandwidth curves (the read curve at each size the faster of its loop and avx2's), so --isa generic,avx2 measures an AVX-512 CPU as an AVX2-only one would (default: every tier that runs here)")
 	if err := parseFlags(fs, args); err != nil {
 		return helpOK(err)
 	}
