@@ -2184,8 +2184,10 @@ func (t tier) flashDecode() {
 			JMP(LabelRef(top))
 			Label(done)
 		}
-		// The quads and pairs step the prefetchers with near on.
+		// The octs, quads and pairs step the prefetchers with near on
+		// (its lines into L2 where the mode asks: nearT1Of).
 		pfV.near, pfK.near = near, near
+		pfV.nearT1, pfK.nearT1 = nearT1Of(t), nearT1Of(t)
 		// askMode jumps to no unless the mode argument has bit.
 		askMode := func(bit int, no LabelRef) {
 			ask := GP64()
@@ -2217,18 +2219,15 @@ func (t tier) flashDecode() {
 			}
 			pfV.near, pfK.near = wideNear, wideNear
 			pfV.far, pfK.far = farOcts(t), farOcts(t)
-			pfV.nearT1, pfK.nearT1 = nearT1Of(t), nearT1Of(t)
 			splitSteps = true
 			loop(t.wideHeads(), wideSet)
 			splitSteps = false
 			pfV.far, pfK.far = false, false
-			pfV.nearT1, pfK.nearT1 = false, false
 			pfV.near, pfK.near = near, near
 			Label(noWide)
 		}
 		if quad != nil && t.W == 16 && !t.kv.q8 { // scores4 and pv4: AVX-512, f32 and f16
 			pfV.far, pfK.far = farQuads(t), farQuads(t)
-			pfV.nearT1, pfK.nearT1 = nearT1Of(t), nearT1Of(t)
 			skip := NewLabel(name + "_noquads")
 			if quadMax > 0 {
 				CMPQ(lRL, U32(quadMax))
@@ -2250,12 +2249,9 @@ func (t tier) flashDecode() {
 			bySplit(func() { loop(4, func() { quad(prefetchLines) }) })
 			Label(skip)
 			pfV.far, pfK.far = false, false
-			pfV.nearT1, pfK.nearT1 = false, false
 		}
 		if pair != nil {
-			pfV.nearT1, pfK.nearT1 = nearT1Of(t), nearT1Of(t)
 			loop(2, pair)
-			pfV.nearT1, pfK.nearT1 = false, false
 		}
 		// (Near on for the single heads too, T0 of this tile's V during
 		// a lone head's scores: Zen 5, AVX-512, time over the paired
@@ -2269,6 +2265,7 @@ func (t tier) flashDecode() {
 		// 4096 0.94–1.05 with rounds 0.55–1.54 (a busy hour): within the
 		// host's noise. Not kept.)
 		pfV.near, pfK.near = false, false
+		pfV.nearT1, pfK.nearT1 = false, false
 		loop(1, single)
 	}
 	// noQ8 is f, or nil for a q8_0 cache: scores2 and pv2 have no q8_0
