@@ -183,7 +183,7 @@ type Point struct {
 	Stat  Stat    `json:"stat"`
 	// Tier is the tier whose loop measured the point where it is not its
 	// curve's: a read curve takes, point by point, the fastest of the
-	// tiers' read loops (ReadTiers).
+	// tiers' read loops (StreamTiers).
 	Tier isa.Tier `json:"tier,omitempty"`
 }
 
@@ -642,7 +642,7 @@ func bestOf(passes []*Roofline) *Roofline {
 }
 
 // bestStream is measureStream of tier t, but for a read curve the fastest
-// of the read loops of ReadTiers(t): the levels are what the machine
+// of the read loops of StreamTiers(t): the levels are what the machine
 // reads at, not what one width of load reads at. On Zen 4 (EPYC family
 // 25 model 17, one thread, 2026-11-29) the ymm read loop read DRAM at
 // 27–29 GB/s where the zmm one read 24–26 (sweep attention's kv-read over
@@ -653,7 +653,7 @@ func bestOf(passes []*Roofline) *Roofline {
 func (m *measurer) bestStream(cfg sampler.Config, cpus []int, t isa.Tier, kernel string, size, perThread int64) (Point, error) {
 	tiers := []isa.Tier{t}
 	if kernel == "read" {
-		tiers = ReadTiers(t)
+		tiers = StreamTiers(t)
 	}
 	var best Point
 	for i, rt := range tiers {
@@ -671,11 +671,11 @@ func (m *measurer) bestStream(cfg sampler.Config, cpus []int, t isa.Tier, kernel
 	return best, nil
 }
 
-// ReadTiers is t and the narrower SIMD tier with loads of its own that
-// this CPU runs (avx512: avx512, avx2): the loops a read curve of t tries
-// at each working set (bestStream), and that a ceiling of tier t's points
-// (sweep's kv-read, kv-copy) takes the faster of.
-func ReadTiers(t isa.Tier) []isa.Tier {
+// StreamTiers is t and the narrower SIMD tier with loads and stores of its
+// own that this CPU runs (avx512: avx512, avx2): the loops a read curve of
+// t tries at each working set (bestStream), and that a ceiling of tier t's
+// points (sweep's kv-read, kv-copy) takes the faster of.
+func StreamTiers(t isa.Tier) []isa.Tier {
 	if t == isa.AVX512 && isa.Detect(isa.AVX2).Runs {
 		return []isa.Tier{isa.AVX512, isa.AVX2}
 	}

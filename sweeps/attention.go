@@ -601,7 +601,7 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 	// read 106–112 % of K then V.
 	// The blocks are computed once: the timed loops only walk them. One
 	// thread reads with tier t's loads or a narrower tier's, the faster
-	// here (roofline.ReadTiers, fastest): on Zen 4 (EPYC family 25 model
+	// here (roofline.StreamTiers, fastest): on Zen 4 (EPYC family 25 model
 	// 17) the ymm loop read 268 MB from DRAM in 9.1–9.5 ms where the zmm
 	// one took 10.4–11.0, and a ceiling held to the slower loop is none.
 	// Threads each read with tier t's.
@@ -625,8 +625,9 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 		pt.prepare = func(g *dataGroup) (func(), float64, error) {
 			d := g.get().(*attentionData)
 			var calls []func()
-			for _, rt := range roofline.ReadTiers(t) {
-				if got, want := xor(rt, d.bufs[0], blocks), xor(isa.Generic, d.bufs[0], blocks); got != want {
+			want := xor(isa.Generic, d.bufs[0], blocks)
+			for _, rt := range roofline.StreamTiers(t) {
+				if got := xor(rt, d.bufs[0], blocks); got != want {
 					return nil, math.NaN(), fmt.Errorf("%s read loop XOR %#x, want %#x", rt, got, want)
 				}
 				calls = append(calls, rotate(d.bufs, d.at(0), func(b attention.Buffers) { xorSink ^= xor(rt, b, blocks) }))
@@ -651,7 +652,7 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 		want, mag := d.kvSum(shape)
 		var calls []func()
 		var relErr float64
-		for _, rt := range roofline.ReadTiers(t) {
+		for _, rt := range roofline.StreamTiers(t) {
 			got := float64(read(rt, b.K, b.V, blocks))
 			relErr = max(relErr, math.Abs(got-want)/mag)
 			if !(relErr <= 1e-3) {
@@ -814,7 +815,7 @@ func (attentionFamily) List(w io.Writer) {
 		lone = "pipelined: the next tile's scores beside this tile's P·V, four keys at a time (head-major AVX-512 f16 and AVX2 f32; the others take the phases)"
 	}
 	fmt.Fprintf(w, "  a lone head (decode-flash, groups of one) on this CPU: %s\n", lone)
-	fmt.Fprintln(w, "  a GQA group (decode-flash-gqa, decode-split) on this CPU (the wide sets where they were measured faster: Intel both tiers, Zen 4 AVX-512):")
+	fmt.Fprintln(w, "  a GQA group (decode-flash-gqa, decode-split) on this CPU (the wide sets where they were measured faster):")
 	for _, t := range attention.Tiers() {
 		if g := groupShape(t); g != "" {
 			fmt.Fprintf(w, "      %s: %s\n", t, g)

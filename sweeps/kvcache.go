@@ -362,7 +362,7 @@ func kvcachePoints(p kvcache.Params, g KVCacheGrid, opt Options, status map[isa.
 // bytes as the store writes and reads the rest of what it reads; threads
 // split both. One thread runs whichever of the two shapes of that copy
 // (roofline.CopyRead, one stream; CopyRead2, two halves side by side), in
-// tier t's loads and stores or a narrower tier's (roofline.ReadTiers), is
+// tier t's loads and stores or a narrower tier's (roofline.StreamTiers), is
 // faster here (see fastest): on Zen 4 (EPYC family 25 model 17) AVX2's
 // ymm copy ran 27–29 GB/s from DRAM where AVX-512's zmm one ran 24–26.
 // Threads each run tier t's CopyRead on their share.
@@ -377,7 +377,7 @@ func kvCopyPoint(base results.Record, rot int, t isa.Tier, st isa.Status, grp *d
 		d := g.get().(*kvcacheData)
 		if d.pieces != nil { // a stream a piece, or a head's two side by side: the faster
 			var calls []func()
-			for _, ct := range roofline.ReadTiers(t) {
+			for _, ct := range roofline.StreamTiers(t) {
 				for _, shape := range []func(isa.Tier, []piece) func(){copyPieces, copyPairs} {
 					call := shape(ct, d.pieces)
 					if err := checkPieces(d.pieces, call); err != nil {
@@ -390,7 +390,7 @@ func kvCopyPoint(base results.Record, rot int, t isa.Tier, st isa.Status, grp *d
 		}
 		buf.FillUniform(d.src, 7, 0.5, 1) // no zero: a zero in dst is a float never written
 		var calls []func()
-		for _, ct := range roofline.ReadTiers(t) {
+		for _, ct := range roofline.StreamTiers(t) {
 			for _, cr := range []func(isa.Tier, []float32, []float32) float32{roofline.CopyRead, roofline.CopyRead2} {
 				clear(d.dst)
 				call := copyShare(ct, d, rot, [2]int{0, d.copyN}, [2]int{d.copyN, len(d.src) / rot}, cr)
