@@ -374,7 +374,7 @@ func (s Shape) CacheRows() int { return s.Row(s.Hkv-1, s.Capacity()-1) + 1 }
 type Params struct {
 	Kernel Kernel
 	Shape
-	TileK int // 0 means AutoTileKFor(D, KV, group of a pass); ignored by DecodeNaive
+	TileK int // 0 means auto: AutoTileKFor(D, KV, group of a pass), capped on some CPUs (Tile); ignored by DecodeNaive
 	Exp   Exp
 	// Splits is DecodeSplit's number of chunks of the keys (1…MaxSplits;
 	// 0 means 1). Chunks are as even as can be; with more chunks than keys
@@ -481,14 +481,40 @@ func AutoTileKFor(d int, kv KVType, g int) int {
 	return AutoTileK(d)
 }
 
-// Tile returns the resolved tile_k.
+// loneTileCap, where not 0, caps the auto tile of a lone head over a
+// head-major f16 or q8_0 cache at D ≤ 128 (AutoTileKFor's twice-CKE f16
+// tile and q8_0's 128) at that many bytes of K: halved while it holds
+// more. Chosen once from cpuid (loneTileCapOn in decode_amd64.go, whose
+// doc has the measurements: Zen 4), 0 elsewhere and under purego.
+var loneTileCap int
+
+// zen4LoneTileBytes is Zen 4's loneTileCap: 32 q8_0 rows of hd 128 (136
+// bytes each); an f16 tile of 16 rows at hd 128 and of 32 at hd 64 (4096
+// bytes) fits it.
+const zen4LoneTileBytes = 32 * 136
+
+// autoTile is the auto tile_k of a pass of g query heads over one KV head
+// on this CPU: AutoTileKFor, capped at loneTileCap bytes of K for the lone
+// heads it names.
+func autoTile(d int, kv KVType, g int, layout Layout) int {
+	tk := AutoTileKFor(d, kv, g)
+	if loneTileCap > 0 && g == 1 && layout == HeadMajor && kv != F32 && d <= 128 {
+		for tk > AutoTileK(d) && tk*kv.RowBytes(d) > loneTileCap {
+			tk /= 2
+		}
+	}
+	return tk
+}
+
+// Tile returns the resolved tile_k: TileK, or auto's on this CPU
+// (AutoTileKFor, and loneTileCap where the CPU sets one).
 func (p Params) Tile() int {
 	if p.TileK == 0 {
 		g := 1 // decode-flash takes its query heads one at a time
 		if p.Kernel == DecodeFlashGQA || p.Kernel == DecodeSplit {
 			g = p.Group()
 		}
-		return AutoTileKFor(p.D, p.KV, g)
+		return autoTile(p.D, p.KV, g, p.Layout)
 	}
 	return p.TileK
 }

@@ -566,6 +566,8 @@ func TestGateTolerance(t *testing.T) {
 }
 
 func TestAutoTileK(t *testing.T) {
+	defer func(c int) { loneTileCap = c }(loneTileCap)
+	loneTileCap = 0 // the shape's tiles, whatever this CPU caps
 	for d, want := range map[int]int{64: 32, 80: 16, 128: 16, 256: 8} {
 		if got := AutoTileK(d); got != want {
 			t.Errorf("AutoTileK(%d) = %d, want %d", d, got, want)
@@ -601,6 +603,39 @@ func TestAutoTileK(t *testing.T) {
 			if got := p.Tile(); got != c.want {
 				t.Errorf("q8_0 %s hd %d H=%d Hkv=1: Tile() = %d, want %d", c.k, d, c.h, got, c.want)
 			}
+		}
+	}
+}
+
+// TestLoneTileCap: where a CPU caps a lone head's auto tile (Zen 4:
+// loneTileCapOn), Tile halves the head-major f16 and q8_0 tiles at D ≤ 128
+// until they hold no more than the cap's bytes of K, and leaves every
+// other tile as AutoTileKFor has it.
+func TestLoneTileCap(t *testing.T) {
+	defer func(c int) { loneTileCap = c }(loneTileCap)
+	loneTileCap = zen4LoneTileBytes
+	for _, c := range []struct {
+		k      Kernel
+		h, d   int
+		kv     KVType
+		layout Layout
+		want   int
+	}{
+		{DecodeFlash, 1, 128, F16, HeadMajor, 16},  // 32 rows: 8 KB
+		{DecodeFlash, 8, 64, F16, HeadMajor, 32},   // 64 rows: 8 KB
+		{DecodeFlash, 1, 128, Q8_0, HeadMajor, 32}, // 128 rows: 17 KB
+		{DecodeFlash, 1, 96, Q8_0, HeadMajor, 32},
+		{DecodeFlashGQA, 1, 128, Q8_0, HeadMajor, 32},
+		{DecodeFlash, 1, 128, F16, PosMajor, 32},      // not capped: position-major
+		{DecodeFlash, 1, 128, Q8_0, PosMajor, 128},    //
+		{DecodeFlash, 1, 128, F32, HeadMajor, 16},     // f32
+		{DecodeFlash, 1, 256, F16, HeadMajor, 8},      // hd > 128
+		{DecodeFlashGQA, 4, 128, Q8_0, HeadMajor, 32}, // groups
+		{DecodeFlashGQA, 4, 128, F16, HeadMajor, 16},
+	} {
+		p := Params{Kernel: c.k, Shape: Shape{H: c.h, Hkv: 1, D: c.d, T: 10, KV: c.kv, Layout: c.layout}}
+		if got := p.Tile(); got != c.want {
+			t.Errorf("%s %s %s hd %d H=%d Hkv=1: Tile() = %d, want %d", c.k, c.kv, c.layout, c.d, c.h, got, c.want)
 		}
 	}
 }

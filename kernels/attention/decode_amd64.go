@@ -16,6 +16,7 @@ import (
 // (callers check isa.Detect first; an unsupported tier is reported, never run).
 func init() {
 	v, fam := cpuid.CPU.VendorID, cpuid.CPU.Family
+	loneTileCap = loneTileCapOn(v, fam, cpuid.CPU.Supports(cpuid.AVX512F))
 	impls = append(impls,
 		Impl{Tier: isa.AVX2, mode: modeOn(isa.AVX2, v, fam),
 			flash: flashAsm(flashKernels{
@@ -48,6 +49,50 @@ func init() {
 				Q8_0: naiveDecodeQ8AVX512,
 			})},
 	)
+}
+
+// loneTileCapOn is the cap, in bytes of K, on the auto tile of a lone head
+// over a head-major f16 or q8_0 cache (loneTileCap, autoTile) on a CPU of
+// vendor v and family fam: zen4LoneTileBytes on Zen 4 (AMD family 0x19
+// with AVX-512), where a lone head's phases (a tile's scores over K,
+// then its P·V over V) stream from DRAM at a quarter to a third less
+// once a tile holds more than about 4 KB of K, 0 (AutoTileKFor's tiles)
+// elsewhere. Measured on an AMD EPYC family 25 model 17 (2026-11-29),
+// one thread, hd 128 unless said, ckbench sweep attention --kernel
+// decode-flash,kv-read --heads 1:1 --exp fast --tk LIST, two rounds, %
+// of the paired kv-read (30–31 GB/s) from DRAM (ctx 32768 --cold):
+//
+//   - f16 AVX2 (phases): tk 8 100, 16 92–96, 24 75–76, 32 (the default)
+//     73–74, 256 68–71; hd 64 (ctx 65536): tk 16 and 32 103–104 (one
+//     round flagged above bound), 64 (the default) 76–77. AVX-512 f16
+//     (the lone pipeline, AMD's: no phases) 99–102 at every tile.
+//   - q8_0 (phases, both tiers): AVX2 tk 16 77–87, 24 78–92, 32 80–88,
+//     48 53–61, 64 56, 128 (the default) 65–67; AVX-512 73–76, 75–78,
+//     76–77, 62, 61–63, 71–77.
+//
+// So the cliff is a tile's bytes (6 KB lose as much as 8), not its keys.
+// In L3 (ctx 4096; hd 64 ctx 8192) the capped tile costs, as time over
+// the default's: f16 AVX2 1.10 (hd 64 1.08), AVX-512 1.01 (1.02–1.03);
+// q8_0 1.05 in both tiers, all of them lines far below the read there
+// (f16 52–58 %, q8_0 24–28 %: their arithmetic bounds them). A decode's
+// cache mostly comes from DRAM (each layer's KV is read once a token):
+// the cap. The phases' software prefetch is not the cause: without it
+// (an experimental mode, in one process, 7 rounds) AVX2 f16 at tk 32
+// took 0.83 of the time from DRAM, still 1.14 times tk 16's, and q8_0 at
+// tk 128 1.10 (AVX2) and 1.24 (AVX-512), at tk 16 and 32 0.99–1.00.
+//
+// Not capped: f32 (AVX2's lone head is pipelined, tk 8 and 16 alike;
+// AVX-512's phases took 0.91–0.95 of tk 16's time at tk 8 from DRAM, not
+// measured in cache), hd > 128, position-major caches (8:8, f16 AVX2: tk
+// 16 1.16–1.22 of tk 32's time from DRAM; q8_0 tk 32 as 128), groups.
+// Zen 3 (family 0x19 without AVX-512) was never measured so; Zen 5's
+// q8_0 lone heads were faster at tk 128 than 32 from DRAM (AutoTileKFor),
+// and the Xeon's nearly even (0.96–0.98).
+func loneTileCapOn(v cpuid.Vendor, fam int, avx512 bool) int {
+	if v == cpuid.AMD && fam == 0x19 && avx512 {
+		return zen4LoneTileBytes
+	}
+	return 0
 }
 
 // lonePipelinedOn reports whether a lone head (decode-flash, and a group
