@@ -456,11 +456,11 @@ func (s Shape) Validate() error {
 //     5–7 rounds, median time over 32's): AVX2 from DRAM (ctx 32768,
 //     copies rotated past 1.2 GB) 0.72–0.73 in three sets (tk 8 0.72,
 //     24 0.97, 48 1.01; 8:8 0.83), but in L2 and L3 (ctx 1024, 4096)
-//     1.09–1.10; AVX-512 1.00 from DRAM, 1.02 in cache. Not split: an
-//     auto tile is the shape's, not the tier's, and Zen 3, whose AVX2 is
-//     the same code, was never measured so. Its scores prefetching the
-//     whole tile of V rather than half (the generator's scores) did not
-//     move the AVX2 call at 32 (1.00 from DRAM and in L3).
+//     1.09–1.10; AVX-512 1.00 from DRAM, 1.02 in cache. Its scores
+//     prefetching the whole tile of V rather than half (the generator's
+//     scores) did not move the AVX2 call at 32 (1.00 from DRAM and in
+//     L3). Zen 4 now caps these tiles at about 4 KB of K where H = Hkv
+//     (Params.Tile, loneTileCapOn: q8_0's too).
 //   - everything else: AutoTileK, where the tiers split too (Zen 5).
 //     f32 one head a pass at hd 128, tk 32 to 128: AVX2 1.06–1.13 of tk
 //     16's time from DRAM. f16 groups (32:8, 64:8) at tk 32: 0.92–0.98
@@ -481,11 +481,12 @@ func AutoTileKFor(d int, kv KVType, g int) int {
 	return AutoTileK(d)
 }
 
-// loneTileCap, where not 0, caps the auto tile of a lone head over a
-// head-major f16 or q8_0 cache at D ≤ 128 (AutoTileKFor's twice-CKE f16
-// tile and q8_0's 128) at that many bytes of K: halved while it holds
-// more. Chosen once from cpuid (loneTileCapOn in decode_amd64.go, whose
-// doc has the measurements: Zen 4), 0 elsewhere and under purego.
+// loneTileCap, where not 0, caps the auto tile of a head-major f16 or
+// q8_0 cache at D ≤ 128 read by one query head per KV head (H = Hkv:
+// AutoTileKFor's twice-CKE f16 tile and q8_0's 128) at that many bytes of
+// K: halved while it holds more. Chosen once from cpuid (loneTileCapOn in
+// decode_amd64.go, whose doc has the measurements: Zen 4), 0 elsewhere
+// and under purego.
 var loneTileCap int
 
 // zen4LoneTileBytes is Zen 4's loneTileCap: 32 q8_0 rows of hd 128 (136
@@ -493,30 +494,26 @@ var loneTileCap int
 // bytes) fits it.
 const zen4LoneTileBytes = 32 * 136
 
-// autoTile is the auto tile_k of a pass of g query heads over one KV head
-// on this CPU: AutoTileKFor, capped at loneTileCap bytes of K for the lone
-// heads it names.
-func autoTile(d int, kv KVType, g int, layout Layout) int {
-	tk := AutoTileKFor(d, kv, g)
-	if loneTileCap > 0 && g == 1 && layout == HeadMajor && kv != F32 && d <= 128 {
-		for tk > AutoTileK(d) && tk*kv.RowBytes(d) > loneTileCap {
+// Tile returns the resolved tile_k: TileK, or auto's on this CPU
+// (AutoTileKFor, and loneTileCap where the CPU sets one).
+func (p Params) Tile() int {
+	if p.TileK != 0 {
+		return p.TileK
+	}
+	g := 1 // decode-flash takes its query heads one at a time
+	if p.Kernel == DecodeFlashGQA || p.Kernel == DecodeSplit {
+		g = p.Group()
+	}
+	tk := AutoTileKFor(p.D, p.KV, g)
+	// Only where each KV head is read once a call: decode-flash's passes
+	// over a KV head shared by several query heads re-read it from cache,
+	// where larger tiles are faster (loneTileCapOn).
+	if loneTileCap > 0 && p.Group() == 1 && p.Layout == HeadMajor && p.KV != F32 && p.D <= 128 {
+		for tk > AutoTileK(p.D) && tk*p.KV.RowBytes(p.D) > loneTileCap {
 			tk /= 2
 		}
 	}
 	return tk
-}
-
-// Tile returns the resolved tile_k: TileK, or auto's on this CPU
-// (AutoTileKFor, and loneTileCap where the CPU sets one).
-func (p Params) Tile() int {
-	if p.TileK == 0 {
-		g := 1 // decode-flash takes its query heads one at a time
-		if p.Kernel == DecodeFlashGQA || p.Kernel == DecodeSplit {
-			g = p.Group()
-		}
-		return autoTile(p.D, p.KV, g, p.Layout)
-	}
-	return p.TileK
 }
 
 // Validate checks the shape and the tile.

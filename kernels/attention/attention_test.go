@@ -609,8 +609,9 @@ func TestAutoTileK(t *testing.T) {
 
 // TestLoneTileCap: where a CPU caps a lone head's auto tile (Zen 4:
 // loneTileCapOn), Tile halves the head-major f16 and q8_0 tiles at D ≤ 128
-// until they hold no more than the cap's bytes of K, and leaves every
-// other tile as AutoTileKFor has it.
+// of shapes with one query head per KV head until they hold no more than
+// the cap's bytes of K, and leaves every other tile as AutoTileKFor has
+// it.
 func TestLoneTileCap(t *testing.T) {
 	defer func(c int) { loneTileCap = c }(loneTileCap)
 	loneTileCap = zen4LoneTileBytes
@@ -621,9 +622,11 @@ func TestLoneTileCap(t *testing.T) {
 		layout Layout
 		want   int
 	}{
-		{DecodeFlash, 1, 128, F16, HeadMajor, 16},  // 32 rows: 8 KB
-		{DecodeFlash, 8, 64, F16, HeadMajor, 32},   // 64 rows: 8 KB
-		{DecodeFlash, 1, 128, Q8_0, HeadMajor, 32}, // 128 rows: 17 KB
+		{DecodeFlash, 1, 128, F16, HeadMajor, 16},   // 32 rows: 8 KB
+		{DecodeFlash, 1, 64, F16, HeadMajor, 32},    // 64 rows: 8 KB
+		{DecodeFlash, 8, 128, F16, HeadMajor, 32},   // not capped: 8 query heads re-read the KV head
+		{DecodeFlash, 8, 128, Q8_0, HeadMajor, 128}, //
+		{DecodeFlash, 1, 128, Q8_0, HeadMajor, 32},  // 128 rows: 17 KB
 		{DecodeFlash, 1, 96, Q8_0, HeadMajor, 32},
 		{DecodeFlashGQA, 1, 128, Q8_0, HeadMajor, 32},
 		{DecodeFlash, 1, 128, F16, PosMajor, 32},      // not capped: position-major
@@ -636,6 +639,13 @@ func TestLoneTileCap(t *testing.T) {
 		p := Params{Kernel: c.k, Shape: Shape{H: c.h, Hkv: 1, D: c.d, T: 10, KV: c.kv, Layout: c.layout}}
 		if got := p.Tile(); got != c.want {
 			t.Errorf("%s %s %s hd %d H=%d Hkv=1: Tile() = %d, want %d", c.k, c.kv, c.layout, c.d, c.h, got, c.want)
+		}
+	}
+	// MHA: every KV head read once by its one query head.
+	for _, k := range []Kernel{DecodeFlash, DecodeFlashGQA, DecodeSplit} {
+		p := Params{Kernel: k, Shape: Shape{H: 8, Hkv: 8, D: 128, T: 10, KV: F16}}
+		if got := p.Tile(); got != 16 {
+			t.Errorf("%s f16 hd 128 8:8: Tile() = %d, want 16", k, got)
 		}
 	}
 }

@@ -51,16 +51,17 @@ func init() {
 	)
 }
 
-// loneTileCapOn is the cap, in bytes of K, on the auto tile of a lone head
-// over a head-major f16 or q8_0 cache (loneTileCap, autoTile) on a CPU of
-// vendor v and family fam: zen4LoneTileBytes on Zen 4 (AMD family 0x19
-// with AVX-512), where a lone head's phases (a tile's scores over K,
-// then its P·V over V) stream from DRAM at a quarter to a third less
-// once a tile holds more than about 4 KB of K, 0 (AutoTileKFor's tiles)
-// elsewhere. Measured on an AMD EPYC family 25 model 17 (2026-11-29),
-// one thread, hd 128 unless said, ckbench sweep attention --kernel
-// decode-flash,kv-read --heads 1:1 --exp fast --tk LIST, two rounds, %
-// of the paired kv-read (30–31 GB/s) from DRAM (ctx 32768 --cold):
+// loneTileCapOn is the cap, in bytes of K, on the auto tile of a head-major
+// f16 or q8_0 cache read by one query head per KV head (loneTileCap,
+// Params.Tile) on a CPU of vendor v and family fam: zen4LoneTileBytes on
+// Zen 4 (AMD family 0x19 with AVX-512), where a lone head's phases (a
+// tile's scores over K, then its P·V over V) stream from DRAM at a
+// quarter to a third less once a tile holds more than about 4 KB of K;
+// 0 (AutoTileKFor's tiles) elsewhere. Measured on an AMD EPYC family 25
+// model 17 (2026-11-29), one thread, hd 128 unless said, ckbench sweep
+// attention --kernel decode-flash,kv-read --heads 1:1 --exp fast --tk
+// LIST, two rounds, % of the paired kv-read (30–31 GB/s) from DRAM (ctx
+// 32768 --cold):
 //
 //   - f16 AVX2 (phases): tk 8 100, 16 92–96, 24 75–76, 32 (the default)
 //     73–74, 256 68–71; hd 64 (ctx 65536): tk 16 and 32 103–104 (one
@@ -80,6 +81,17 @@ func init() {
 // (an experimental mode, in one process, 7 rounds) AVX2 f16 at tk 32
 // took 0.83 of the time from DRAM, still 1.14 times tk 16's, and q8_0 at
 // tk 128 1.10 (AVX2) and 1.24 (AVX-512), at tk 16 and 32 0.99–1.00.
+//
+// MHA (8:8, each KV head read once) as one head: from DRAM f16 AVX2 tk
+// 16 0.82 of tk 32's time, q8_0 tk 32 0.78–0.79 (AVX2) and 0.91–0.93
+// (AVX-512) of tk 128's; in L3 (ctx 4096) 1.11 and 1.04–1.05. Where
+// decode-flash's query heads share a KV head (32:8), the passes after the
+// first re-read it from cache, where larger tiles are faster: from DRAM
+// f16 AVX2 tk 16 took 1.02–1.06 of tk 32's time (tk 128 0.92 of it), in
+// L3 1.16; so the cap holds where H = Hkv only (and not capping q8_0
+// there costs AVX2 at 32:8 about 7 %: tk 32 0.93 of 128's from DRAM).
+// Four KB pages are not the cause either: the same calls on 2 MB pages
+// (MADV_HUGEPAGE, one process, 7 rounds) took 0.96–1.00 of the time.
 //
 // Not capped: f32 (AVX2's lone head is pipelined, tk 8 and 16 alike;
 // AVX-512's phases took 0.91–0.95 of tk 16's time at tk 8 from DRAM, not
