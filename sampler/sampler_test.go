@@ -308,3 +308,30 @@ func spin(n int) {
 }
 
 var sink int
+
+// TestCallsMultiple: with CallsMultiple k, every sample of call and of its
+// reference runs a multiple of k calls, so a rotation through k copies
+// gives each sample every copy alike, and the two are not locked to
+// different copies (k = 2, one call each, would give call one copy and
+// the reference the other every sample).
+func TestCallsMultiple(t *testing.T) {
+	const k = 3
+	next, seen := 0, [2][k]int{} // a shared rotation: call is seen[0], ref seen[1]
+	call := func() { seen[0][next]++; next = (next + 1) % k; spin(3000) }
+	ref := func() { seen[1][next]++; next = (next + 1) % k; spin(1000) }
+	cfg := Config{MinTime: 10 * time.Millisecond, MinSamples: 10, SampleTime: 1 * time.Microsecond, CallsMultiple: k}
+	st, rs, err := MeasurePaired(context.Background(), cfg, call, ref, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.CallsPerSample%k != 0 || rs.CallsPerSample%k != 0 {
+		t.Fatalf("calls per sample %d and %d: not multiples of %d", st.CallsPerSample, rs.CallsPerSample, k)
+	}
+	for w, s := range seen {
+		for c := 1; c < k; c++ {
+			if s[c] != s[0] {
+				t.Fatalf("copies taken unevenly by %s: %v", []string{"call", "reference"}[w], s)
+			}
+		}
+	}
+}

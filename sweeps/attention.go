@@ -348,7 +348,7 @@ func newAttentionGroup(shape attention.Shape, g AttentionGrid, opt Options) *dat
 	}
 	mem := satAdd(satMul(cacheBytes, copies), floats, 8*hd, 4*ws, 8*(hd+int64(shape.T)))
 	seed := opt.Seed
-	return &dataGroup{mem: mem, ws: cacheBytes, alloc: func() any {
+	return &dataGroup{mem: mem, ws: cacheBytes, copies: int(copies), alloc: func() any {
 		d := &attentionData{shape: shape}
 		p := attention.Params{Kernel: attention.DecodeNaive, Shape: shape}
 		first := attention.Alloc(p)

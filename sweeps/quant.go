@@ -305,7 +305,7 @@ func newQuantGroup(f quant.Format, s Shape, dequant bool, opt Options) *dataGrou
 		mem = satAdd(mem, satMul(8, int64(s.M), int64(s.K))) // D, and the reference's copy
 	}
 	seed := opt.Seed
-	return &dataGroup{mem: mem, ws: wBytes, alloc: func() any {
+	return &dataGroup{mem: mem, ws: wBytes, copies: int(copies), alloc: func() any {
 		d := &quantData{ref: map[quant.Kernel][]float32{}, mag: map[quant.Kernel][]float64{}}
 		ap := p
 		if dequant {

@@ -208,6 +208,24 @@ type Point struct {
 // Threads is the point's thread count.
 func (p *Point) Threads() int { return max(p.threads, 1) }
 
+// samplerConfig is opt's sampler configuration for p: where its calls
+// rotate through a few cold copies (at most maxWholeCopies), each
+// sample's calls a multiple of them, so that every sample (and its read
+// loop's, which shares the rotation) reads each copy alike (see
+// sampler.Config.CallsMultiple). More copies are each small beside a
+// sample's bytes, which already spans many of them.
+func (p *Point) samplerConfig(opt Options) sampler.Config {
+	c := opt.Sampler
+	if p.group != nil && p.group.copies > 1 && p.group.copies <= maxWholeCopies {
+		c.CallsMultiple = p.group.copies
+	}
+	return c
+}
+
+// maxWholeCopies is the most cold copies a sample passes over whole: with
+// ColdMinBytes of rotation, copies of 16 MiB and more.
+const maxWholeCopies = 17
+
 // expandThreads measures every point at each thread count of counts, one
 // after the other (1 first: the n-thread points' scaling is over it).
 func (p *Plan) expandThreads(counts []int) {
@@ -227,10 +245,14 @@ func (p *Plan) expandThreads(counts []int) {
 
 // dataGroup is the data shared by consecutive points (one shape).
 type dataGroup struct {
-	mem   int64
-	ws    int64      // bytes of the shape's main data (KV, weights): its memory level
-	alloc func() any // builds the data on first use
-	data  any
+	mem int64
+	ws  int64 // bytes of the shape's main data (KV, weights): its memory level
+	// copies is how many cold copies of that data the calls rotate
+	// through (0 or 1: none): every sample takes a multiple of it
+	// (sampler.Config.CallsMultiple).
+	copies int
+	alloc  func() any // builds the data on first use
+	data   any
 	// read is, per thread count, the read loop (ceiling point) with the
 	// best bandwidth measured on this group.
 	read map[int]*readCeiling
@@ -880,7 +902,7 @@ func measurePoint(ctx context.Context, p *Point, ref *readCeiling, opt Options, 
 		runtime.GC()
 		// Performance counters are read on the measuring thread only:
 		// an n-thread point has none.
-		st, refSt, _ = sampler.MeasureParallelPaired(opt.Sampler, opt.workers[:n], func(w int) { shares[w]() }, refCall)
+		st, refSt, _ = sampler.MeasureParallelPaired(p.samplerConfig(opt), opt.workers[:n], func(w int) { shares[w]() }, refCall)
 	} else {
 		call, relErr, err := p.prepare(p.group)
 		rec.MaxRelErr = results.Float(relErr)
@@ -900,7 +922,7 @@ func measurePoint(ctx context.Context, p *Point, ref *readCeiling, opt Options, 
 			m = meter
 		}
 		m = newClockMeter(m) // the core clock beside the samples
-		st, refSt, err = sampler.MeasurePaired(ctx, opt.Sampler, call, refCall, m)
+		st, refSt, err = sampler.MeasurePaired(ctx, p.samplerConfig(opt), call, refCall, m)
 		if errors.Is(err, sampler.ErrInterrupted) {
 			return rec, nil, err
 		}

@@ -135,7 +135,7 @@ func newSoftmaxGroup(s softmax.Shape, opt Options) *dataGroup {
 	}
 	mem := satAdd(satMul(4*n, copies+1), 8*n) // the copies, the input, the reference
 	seed := opt.Seed
-	return &dataGroup{mem: mem, ws: 4 * n, alloc: func() any {
+	return &dataGroup{mem: mem, ws: 4 * n, copies: int(copies), alloc: func() any {
 		d := &softmaxData{x: buf.Floats(int(n))}
 		// Scores as a scaled q·k gives them: a few units either side.
 		buf.FillUniform(d.x, seed, -6, 6)
