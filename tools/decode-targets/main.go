@@ -71,19 +71,21 @@ type sweep struct {
 
 // sweeps are the runs, in the order they are measured. Each names
 // --roofline, --isa, --retries and --out itself (see commands). The
-// groups' runs try tile_k 32 beside auto (16 at hd 128), and a target
-// takes the faster with its tile named: which is faster depends on the
-// machine and the tier (Zen 5, from DRAM, two sweeps: AVX2 32:8 at 32 took
-// 0.88–0.95 of 16's time, f32 and f16; AVX-512 was fastest at 16).
+// groups' runs try tile_k 8 and 32 beside auto (16 at hd 128), and a
+// target takes the fastest with its tile named: which is fastest depends
+// on the machine and the tier (Zen 5, from DRAM, two sweeps: AVX2 32:8 at
+// 32 took 0.88–0.95 of 16's time, f32 and f16; AVX-512 was fastest at 16.
+// Zen 4, f32 32:8 from DRAM, two sweeps: AVX2 at 8 0.83–0.86 of 16's
+// time, AVX-512 at 32 0.91–0.94).
 var sweeps = []sweep{
 	{"lone-l3", strings.Fields("sweep attention --kernel decode-flash,kv-read --heads 1:1 --ctx 4096 --kv f16,q8_0 --hd 128 --exp fast --min-time 1s")},
 	{"lone-dram", strings.Fields("sweep attention --kernel decode-flash,kv-read --heads 1:1 --ctx 32768 --cold --kv f16,q8_0 --hd 128 --exp fast --min-time 2s")},
 	// gqa-l2: the groups of 4 and 8 over one KV head, 1024 keys (1 MB of
 	// f32 KV, 0.5 of f16): in L2, long enough that a call's own setup is
 	// small beside its tiles (at ctx 128 over 8 KV heads it was not).
-	{"gqa-l2", strings.Fields("sweep attention --kernel decode-flash-gqa --heads 4:1,8:1 --ctx 1024 --kv f32,f16 --hd 128 --exp fast --tk auto,32 --min-time 1s")},
-	{"gqa-l3", strings.Fields("sweep attention --kernel decode-flash-gqa,kv-read --heads 32:8,64:8 --ctx 1024 --kv f32,f16 --hd 128 --exp fast --tk auto,32 --min-time 1s")},
-	{"gqa-dram", strings.Fields("sweep attention --kernel decode-flash-gqa,kv-read --heads 32:8,64:8 --ctx 32768 --cold --kv f32,f16 --hd 128 --exp fast --tk auto,32 --min-time 2s")},
+	{"gqa-l2", strings.Fields("sweep attention --kernel decode-flash-gqa --heads 4:1,8:1 --ctx 1024 --kv f32,f16 --hd 128 --exp fast --tk auto,8,32 --min-time 1s")},
+	{"gqa-l3", strings.Fields("sweep attention --kernel decode-flash-gqa,kv-read --heads 32:8,64:8 --ctx 1024 --kv f32,f16 --hd 128 --exp fast --tk auto,8,32 --min-time 1s")},
+	{"gqa-dram", strings.Fields("sweep attention --kernel decode-flash-gqa,kv-read --heads 32:8,64:8 --ctx 32768 --cold --kv f32,f16 --hd 128 --exp fast --tk auto,8,32 --min-time 2s")},
 	{"stores-l3", strings.Fields("sweep kvcache --kernel append,batch-copy,kv-copy --kv f32,f16,q8_0 --hd 128 --heads 8 --ctx 4096 --tokens 512 --layout head,pos")},
 	{"stores-dram", strings.Fields("sweep kvcache --kernel batch-copy,kv-copy --kv f32,f16,q8_0 --hd 128 --heads 8 --ctx 4096 --tokens 512 --layout head,pos --cold")},
 }
