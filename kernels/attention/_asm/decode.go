@@ -1232,6 +1232,19 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // AVX-512 quads' did on Zen 5 (below) and the octs' on the Xeon
 // (stepPart); its paired kv-read, demand loads that L2's streamer runs
 // ahead of, reads faster (74–78 % of it in that hour).
+//
+// On Zen 4 (EPYC family 25 model 17; hd 128, ctx 32768, copies rotated
+// past 1.2 GB, one process, the variant flipped between timed batches, 5–7
+// rounds, time over the kernel's; none kept): no software prefetch at all
+// took the groups 1.24–3.32 times as long (f32 and f16, 32:8 and 64:8,
+// both tiers), a lone head's phases 0.83 (AVX2 f16, tk 32) to 1.24 (q8_0,
+// tk 128); PREFETCHNTA for AVX2's spread T1 1.16–1.74, for AVX-512's near
+// T0 (f16) 0.99–1.00; a group's lead doubled (the next V two tiles on)
+// 0.98–1.07; AVX-512's f32 32:8 without its near stream (T1 at the cursor,
+// as AVX2's) 0.84–0.86 at tk 8, 0.91 at 16, 1.04 at 32, 64:8 1.02, f16
+// 32:8 0.94 at 16 and 1.00 at 32; the same group as two pairs rather than
+// a quad 0.98–1.21. AVX-512 f32 32:8 stays 12.0 ms a call at best (tk 32,
+// or tk 8 without near) where AVX2's spread pairs take 10.1–10.9 at tk 8.
 type prefetcher struct {
 	cur, end  Mem
 	countdown Mem // spread: steps left to the next prefetching one
