@@ -672,12 +672,13 @@ func (m *measurer) bestStream(cfg sampler.Config, cpus []int, t isa.Tier, kernel
 }
 
 // StreamTiers is t and the narrower SIMD tier with loads and stores of its
-// own that this CPU runs (avx512: avx512, avx2): the loops a read curve of
-// t tries at each working set (bestStream), and that a ceiling of tier t's
-// points (sweep's kv-read, kv-copy) takes the faster of.
+// own that this CPU runs (avx512 and avx512vnni, whose loads are
+// avx512's: t, avx2): the loops a read curve of t tries at each working
+// set (bestStream), and that a ceiling of tier t's points (sweep's
+// kv-read, kv-copy, w-read) takes the faster of.
 func StreamTiers(t isa.Tier) []isa.Tier {
-	if t == isa.AVX512 && isa.Detect(isa.AVX2).Runs {
-		return []isa.Tier{isa.AVX512, isa.AVX2}
+	if (t == isa.AVX512 || t == isa.AVX512VNNI) && isa.Detect(isa.AVX2).Runs {
+		return []isa.Tier{t, isa.AVX2}
 	}
 	return []isa.Tier{t}
 }
