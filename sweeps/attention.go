@@ -624,15 +624,17 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 		}
 		pt.prepare = func(g *dataGroup) (func(), float64, error) {
 			d := g.get().(*attentionData)
-			var calls []func()
 			want := xor(isa.Generic, d.bufs[0], blocks)
-			for _, rt := range roofline.StreamTiers(t) {
+			call, err := fastestTier(t, len(d.bufs), func(rt isa.Tier) ([]func(), error) {
 				if got := xor(rt, d.bufs[0], blocks); got != want {
-					return nil, math.NaN(), fmt.Errorf("%s read loop XOR %#x, want %#x", rt, got, want)
+					return nil, fmt.Errorf("%s read loop XOR %#x, want %#x", rt, got, want)
 				}
-				calls = append(calls, rotate(d.bufs, d.at(0), func(b attention.Buffers) { xorSink ^= xor(rt, b, blocks) }))
+				return []func(){rotate(d.bufs, d.at(0), func(b attention.Buffers) { xorSink ^= xor(rt, b, blocks) })}, nil
+			})
+			if err != nil {
+				return nil, math.NaN(), err
 			}
-			return fastest(len(d.bufs), calls...), 0, nil
+			return call, 0, nil
 		}
 		pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
 			d := g.get().(*attentionData)
@@ -650,17 +652,16 @@ func kvReadPoint(base results.Record, shape attention.Shape, t isa.Tier, st isa.
 		d := g.get().(*attentionData)
 		b := d.bufs[0]
 		want, mag := d.kvSum(shape)
-		var calls []func()
 		var relErr float64
-		for _, rt := range roofline.StreamTiers(t) {
+		call, err := fastestTier(t, len(d.bufs), func(rt isa.Tier) ([]func(), error) {
 			got := float64(read(rt, b.K, b.V, blocks))
 			relErr = max(relErr, math.Abs(got-want)/mag)
 			if !(relErr <= 1e-3) {
-				return nil, relErr, fmt.Errorf("%s read loop sum off by %.3g of Σ|x|", rt, relErr)
+				return nil, fmt.Errorf("%s read loop sum off by %.3g of Σ|x|", rt, relErr)
 			}
-			calls = append(calls, rotate(d.bufs, d.at(0), func(b attention.Buffers) { readSink += read(rt, b.K, b.V, blocks) }))
-		}
-		return fastest(len(d.bufs), calls...), relErr, nil
+			return []func(){rotate(d.bufs, d.at(0), func(b attention.Buffers) { readSink += read(rt, b.K, b.V, blocks) })}, nil
+		})
+		return call, relErr, err
 	}
 	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
 		d := g.get().(*attentionData)

@@ -375,33 +375,40 @@ func kvCopyPoint(base results.Record, rot int, t isa.Tier, st isa.Status, grp *d
 	}
 	pt.prepare = func(g *dataGroup) (func(), float64, error) {
 		d := g.get().(*kvcacheData)
+		var call func()
+		var err error
 		if d.pieces != nil { // a stream a piece, or a head's two side by side: the faster
-			var calls []func()
-			for _, ct := range roofline.StreamTiers(t) {
+			call, err = fastestTier(t, 1, func(ct isa.Tier) ([]func(), error) {
+				var calls []func()
 				for _, shape := range []func(isa.Tier, []piece) func(){copyPieces, copyPairs} {
 					call := shape(ct, d.pieces)
 					if err := checkPieces(d.pieces, call); err != nil {
-						return nil, math.NaN(), err
+						return nil, err
 					}
 					calls = append(calls, call)
 				}
-			}
-			return fastest(1, calls...), 0, nil
-		}
-		buf.FillUniform(d.src, 7, 0.5, 1) // no zero: a zero in dst is a float never written
-		var calls []func()
-		for _, ct := range roofline.StreamTiers(t) {
-			for _, cr := range []func(isa.Tier, []float32, []float32) float32{roofline.CopyRead, roofline.CopyRead2} {
-				clear(d.dst)
-				call := copyShare(ct, d, rot, [2]int{0, d.copyN}, [2]int{d.copyN, len(d.src) / rot}, cr)
-				call() // block 0
-				if i := slices.Index(d.dst[:d.copyN], 0); i >= 0 {
-					return nil, math.NaN(), fmt.Errorf("%s copy loop left float %d of %d unwritten", ct, i, d.copyN)
+				return calls, nil
+			})
+		} else {
+			buf.FillUniform(d.src, 7, 0.5, 1) // no zero: a zero in dst is a float never written
+			call, err = fastestTier(t, rot, func(ct isa.Tier) ([]func(), error) {
+				var calls []func()
+				for _, cr := range []func(isa.Tier, []float32, []float32) float32{roofline.CopyRead, roofline.CopyRead2} {
+					clear(d.dst)
+					call := copyShare(ct, d, rot, [2]int{0, d.copyN}, [2]int{d.copyN, len(d.src) / rot}, cr)
+					call() // block 0
+					if i := slices.Index(d.dst[:d.copyN], 0); i >= 0 {
+						return nil, fmt.Errorf("%s copy loop left float %d of %d unwritten", ct, i, d.copyN)
+					}
+					calls = append(calls, call)
 				}
-				calls = append(calls, call)
-			}
+				return calls, nil
+			})
 		}
-		return fastest(rot, calls...), 0, nil
+		if err != nil {
+			return nil, math.NaN(), err
+		}
+		return call, 0, nil
 	}
 	// n threads each copy and read their share of both (4 KiB aligned).
 	pt.prepareN = func(g *dataGroup, n int) ([]func(), float64, error) {
@@ -454,6 +461,22 @@ func fastest(rot int, calls ...func()) func() {
 		}
 	}
 	return calls[slices.Index(best, slices.Min(best))]
+}
+
+// fastestTier is fastest over the calls build makes for tier t and for the
+// narrower tier with loads and stores of its own (roofline.StreamTiers):
+// a one-thread ceiling's loop, in whichever tier's loads reads faster
+// here. build checks the calls it makes; its first error is returned.
+func fastestTier(t isa.Tier, rot int, build func(rt isa.Tier) ([]func(), error)) (func(), error) {
+	var calls []func()
+	for _, rt := range roofline.StreamTiers(t) {
+		cs, err := build(rt)
+		if err != nil {
+			return nil, err
+		}
+		calls = append(calls, cs...)
+	}
+	return fastest(rot, calls...), nil
 }
 
 // copyShare copies floats c of one block of src to dst and reads its

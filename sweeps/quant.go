@@ -492,14 +492,16 @@ func wReadPoint(base results.Record, f quant.Format, s Shape, t isa.Tier, st isa
 		d := g.get().(*quantData)
 		w := d.bufs[0].W[:n]
 		want := roofline.ReadXor(isa.Generic, w)
-		var calls []func()
-		for _, rt := range roofline.StreamTiers(t) {
+		call, err := fastestTier(t, len(d.bufs), func(rt isa.Tier) ([]func(), error) {
 			if got := roofline.ReadXor(rt, w); got != want {
-				return nil, 1, fmt.Errorf("%s read loop XOR %#x, Go's %#x: the loop skipped or misread bytes", rt, got, want)
+				return nil, fmt.Errorf("%s read loop XOR %#x, Go's %#x: the loop skipped or misread bytes", rt, got, want)
 			}
-			calls = append(calls, rotate(d.bufs, d.at(0), func(b quant.Buffers) { xorSink ^= roofline.ReadXor(rt, b.W[:n]) }))
+			return []func(){rotate(d.bufs, d.at(0), func(b quant.Buffers) { xorSink ^= roofline.ReadXor(rt, b.W[:n]) })}, nil
+		})
+		if err != nil {
+			return nil, 1, err
 		}
-		return fastest(len(d.bufs), calls...), 0, nil
+		return call, 0, nil
 	}
 	// n threads each read their block of the bytes (4 KiB aligned).
 	pt.prepareN = func(g *dataGroup, threads int) ([]func(), float64, error) {
