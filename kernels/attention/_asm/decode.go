@@ -1243,8 +1243,11 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // 0.98–1.07; AVX-512's f32 32:8 without its near stream (T1 at the cursor,
 // as AVX2's) 0.84–0.86 at tk 8, 0.91 at 16, 1.04 at 32, 64:8 1.02, f16
 // 32:8 0.94 at 16 and 1.00 at 32; the same group as two pairs rather than
-// a quad 0.98–1.21. AVX-512 f32 32:8 stays 12.0 ms a call at best (tk 32,
-// or tk 8 without near) where AVX2's spread pairs take 10.1–10.9 at tk 8.
+// a quad 0.98–1.21, as pairs without near 0.82 at tk 8 (11.8 ms a call,
+// where AVX2's pairs took 10.8 in the same hour) and 0.94 at 16. What
+// AVX2's pairs have that these had not is the spread steps (a step every
+// ng-th, spread: not tried in AVX-512). AVX-512 f32 32:8 stays 11.8–12.0
+// ms a call at best where AVX2's spread pairs take 10.1–10.9 at tk 8.
 type prefetcher struct {
 	cur, end  Mem
 	countdown Mem // spread: steps left to the next prefetching one
