@@ -20,8 +20,9 @@ import (
 
 // KVCopy is the in-run ceiling of the kvcache family: a plain copy of as
 // many bytes as the store writes and a read of the rest of what it reads,
-// the read spread over the copy, in one call with the widest loads and
-// stores of the tier, so that the ceiling reads and writes what the store
+// the read spread over the copy, in one call with the loads and stores of
+// the tier (on one thread, or of a narrower tier where those are faster
+// here: kvCopyPoint), so that the ceiling reads and writes what the store
 // does, side by side as the store does (an f32→f16 append reads twice
 // what it writes: a copy of half its bytes each way wrote more, and ran
 // slower than the append itself). One stream (roofline.CopyRead) or two

@@ -602,7 +602,8 @@ func (quantFamily) List(w io.Writer) {
 		flops, bytes := quant.WorkFormula(k)
 		fmt.Fprintf(w, "  %-11s FLOPs %s; bytes %s\n", k, flops, bytes)
 	}
-	fmt.Fprintf(w, "  %-11s the ceiling: a plain read (64-bit XOR, widest loads) of the same weight bytes\n"+
+	fmt.Fprintf(w, "  %-11s the ceiling: a plain read (64-bit XOR) of the same weight bytes, the tier's loads or a narrower tier's,\n"+
+		"              whichever is faster here (one thread)\n"+
 		"              bytes M·(K/QK)·block_bytes; timed in alternation with every point of the format and shape: read_gbs, %% read\n", WRead)
 	fmt.Fprintln(w, "\ntiers (which kernel × format each implements):")
 	for _, t := range isa.All {
