@@ -789,6 +789,15 @@ func ctxCell(r *results.Record) string {
 // groupShape says how tier t takes a GQA group's query heads on this CPU
 // ("" for a tier with one way only).
 func groupShape(t isa.Tier) string {
+	s := groupSets(t)
+	if attention.SmallTileGroups(t) {
+		s += fmt.Sprintf("; f32 head-major groups of 2 to 7 with at most %d bytes of K a tile: AVX2's kernel (its pairs, faster from DRAM here)", attention.SmallTileBytes)
+	}
+	return s
+}
+
+// groupSets is groupShape's head sets.
+func groupSets(t isa.Tier) string {
 	wide := attention.WideGroups(t)
 	switch {
 	case t == isa.AVX512 && wide:

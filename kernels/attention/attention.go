@@ -494,6 +494,19 @@ var loneTileCap int
 // bytes) fits it.
 const zen4LoneTileBytes = 32 * 136
 
+// smallTileBytes bounds the tiles, in bytes of K, of the f32 groups that
+// Zen 4's AVX-512 tier runs in AVX2's kernel (modeSmallTiles,
+// smallTilesOn): the same 4 KB and a little (an f32 tile of 8 rows at hd
+// 128, 16 at hd 64, 4 at hd 256).
+const smallTileBytes = zen4LoneTileBytes
+
+// smallTileGroup reports whether a head-major group of g heads over a
+// cache of typ, at head dim d and tile tk, is one that modeSmallTiles
+// concerns: f32, 2 to 7 heads, at most smallTileBytes of K a tile.
+func smallTileGroup(typ KVType, g, d, tk int) bool {
+	return typ == F32 && g >= 2 && g < 8 && tk*typ.RowBytes(d) <= smallTileBytes
+}
+
 // Tile returns the resolved tile_k: TileK, or auto's on this CPU
 // (AutoTileKFor, and loneTileCap where the CPU sets one).
 func (p Params) Tile() int {

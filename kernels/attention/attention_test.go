@@ -129,6 +129,14 @@ func gateCases() []gateCase {
 					add(fmt.Sprintf("gqa=%d", g), Params{Kernel: k, Shape: Shape{H: 2 * g, Hkv: 2, D: d, T: 77}, Exp: e}, random)
 				}
 			}
+			// f32 groups of 2 to 7 heads in tiles of at most
+			// smallTileBytes of K (modeSmallTiles), and the first tile
+			// past it.
+			for _, g := range []int{2, 3, 4, 7, 8} {
+				for _, c := range []struct{ d, tk int }{{64, 16}, {128, 8}, {128, 9}, {256, 4}} {
+					add(fmt.Sprintf("gqa=%d/d=%d/tk=%d", g, c.d, c.tk), Params{Kernel: k, Shape: Shape{H: 2 * g, Hkv: 2, D: c.d, T: 77}, TileK: c.tk, Exp: e}, random)
+				}
+			}
 			add("equal", Params{Kernel: k, Shape: Shape{H: 4, Hkv: 2, D: 128, T: 100}, Exp: e}, equalScores)
 			add("pm80", Params{Kernel: k, Shape: Shape{H: 4, Hkv: 1, D: 64, T: 157}, Exp: e}, hugeScores)
 			add("pm80-d256", Params{Kernel: k, Shape: Shape{H: 2, Hkv: 2, D: 256, T: 61}, TileK: 16, Exp: e}, hugeScores)
@@ -259,6 +267,9 @@ func flashPaths(im Impl, p Params) []Impl {
 	}
 	if p.Kernel != DecodeFlash && p.Group() >= 4 && p.KV == F32 {
 		flip(modeNearT1) // the AVX-512 f32 groups' near stream into L2
+	}
+	if p.Kernel != DecodeFlash && p.Group() >= 2 && p.KV == F32 {
+		flip(modeSmallTiles) // AVX-512's f32 groups of small tiles in AVX2's kernel
 	}
 	return paths
 }
@@ -646,6 +657,32 @@ func TestLoneTileCap(t *testing.T) {
 		p := Params{Kernel: k, Shape: Shape{H: 8, Hkv: 8, D: 128, T: 10, KV: F16}}
 		if got := p.Tile(); got != 16 {
 			t.Errorf("%s f16 hd 128 8:8: Tile() = %d, want 16", k, got)
+		}
+	}
+}
+
+// TestSmallTileGroup: the f32 groups that Zen 4's AVX-512 tier runs in
+// AVX2's kernel (modeSmallTiles) are those of 2 to 7 heads with at most
+// 4352 bytes of K a tile.
+func TestSmallTileGroup(t *testing.T) {
+	for _, c := range []struct {
+		kv       KVType
+		g, d, tk int
+		want     bool
+	}{
+		{F32, 4, 128, 8, true},
+		{F32, 2, 64, 16, true},
+		{F32, 7, 256, 4, true},
+		{F32, 6, 128, 1, true},
+		{F32, 4, 128, 9, false}, // 4608 bytes
+		{F32, 4, 64, 32, false},
+		{F32, 1, 128, 8, false}, // a lone head
+		{F32, 8, 128, 8, false}, // octs
+		{F16, 4, 128, 8, false},
+		{Q8_0, 4, 128, 8, false},
+	} {
+		if got := smallTileGroup(c.kv, c.g, c.d, c.tk); got != c.want {
+			t.Errorf("smallTileGroup(%s, g %d, d %d, tk %d) = %v, want %v", c.kv, c.g, c.d, c.tk, got, c.want)
 		}
 	}
 }

@@ -17,17 +17,18 @@ import (
 func init() {
 	v, fam := cpuid.CPU.VendorID, cpuid.CPU.Family
 	loneTileCap = loneTileCapOn(v, fam, cpuid.CPU.Supports(cpuid.AVX512F))
+	avx2 := flashKernels{
+		F32:  flashDecodeAVX2,
+		F16:  flashDecodeF16AVX2,
+		Q8_0: flashDecodeQ8AVX2,
+	}
 	impls = append(impls,
 		Impl{Tier: isa.AVX2, mode: modeOn(isa.AVX2, v, fam),
-			flash: flashAsm(flashKernels{
-				F32:  flashDecodeAVX2,
-				F16:  flashDecodeF16AVX2,
-				Q8_0: flashDecodeQ8AVX2,
-			}, flashKernels{
+			flash: flashAsm(avx2, flashKernels{
 				F32:  flashDecodeAVX2Pos,
 				F16:  flashDecodeF16AVX2Pos,
 				Q8_0: flashDecodeQ8AVX2Pos,
-			}),
+			}, nil),
 			naive: naiveAsm(naiveKernels{
 				F32:  naiveDecodeAVX2,
 				F16:  naiveDecodeF16AVX2,
@@ -42,7 +43,7 @@ func init() {
 				F32:  flashDecodeAVX512Pos,
 				F16:  flashDecodeF16AVX512Pos,
 				Q8_0: flashDecodeQ8AVX512Pos,
-			}),
+			}, &avx2),
 			naive: naiveAsm(naiveKernels{
 				F32:  naiveDecodeAVX512,
 				F16:  naiveDecodeF16AVX512,
@@ -217,6 +218,34 @@ func zen4AVX512(t isa.Tier, v cpuid.Vendor, fam int) bool {
 // measured T0 the faster (the generator's prefetcher doc).
 func nearT1On(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v, fam) }
 
+// smallTilesOn reports whether tier t runs a head-major f32 group of 2 to
+// 7 heads whose tile holds at most smallTileBytes of K in the AVX2
+// kernel (modeSmallTiles: its pairs, each step of their T1 prefetch every
+// ng-th chunk, spread over the heads) on a CPU of vendor v and family
+// fam: on Zen 4's AVX-512 alone, whose quads and pairs (their near
+// stream a tile behind the cursor) stream such tiles from DRAM slower.
+// Measured on an AMD EPYC family 25 model 17 (2026-11-29, a quiet host),
+// one thread, ckbench sweep attention --kernel decode-flash-gqa,kv-read
+// --kv f32 --exp fast --isa avx2,avx512 --tk LIST, ms a call, AVX2's
+// kernel against AVX-512's at the same tile:
+//
+//   - from DRAM (--cold; hd 128 ctx 32768, hd 64 ctx 65536, hd 256 ctx
+//     16384): 32:8 hd 128 tk 8 11.1 against 15.1 (AVX-512's best tile,
+//     32: 12.7), hd 64 tk 16 11.1 against 11.8, hd 256 tk 4 10.6 against
+//     15.5 (its best, 16: 14.0); 16:8 tk 8 12.7 against 14.5; 48:8 tk 8
+//     13.9 against 17.9. AVX2's f32 pairs stream fastest with tiles of
+//     4 KB of K (32:8 hd 128 76–81 % of the roofline bound at tk 8, 65 %
+//     at 32), AVX-512's quads with 8 to 16 KB.
+//   - in L3 (hd 128, ctx 1024), µs a call: 32:8 tk 8 229.5 against 247.0,
+//     48:8 346 against 361, 16:8 144 against 139 (the one loss, 4 %).
+//
+// Larger tiles keep AVX-512's kernel (hd 64 tk 32 from DRAM 10.7 against
+// AVX2's 13.9; hd 128 tk 32 12.7 against 12.9), and so do groups of 8 or
+// more (64:8 tk 8 16.7 against 16.3 from DRAM, in L3 448 µs both; their
+// octs win at larger tiles), f16 and q8_0 caches and position-major ones.
+// Intel and Zen 5 never measured so.
+func smallTilesOn(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v, fam) }
+
 // modeOn is the flash kernels' paths tier t takes on a CPU of vendor v
 // and family fam.
 func modeOn(t isa.Tier, v cpuid.Vendor, fam int) flashMode {
@@ -229,6 +258,9 @@ func modeOn(t isa.Tier, v cpuid.Vendor, fam int) flashMode {
 	}
 	if nearT1On(t, v, fam) {
 		m |= modeNearT1
+	}
+	if smallTilesOn(t, v, fam) {
+		m |= modeSmallTiles
 	}
 	return m
 }
@@ -265,11 +297,19 @@ func withExp(mode flashMode, e Exp) flashMode {
 // of one KV head), pos's where they are further apart (a position-major
 // cache: the same kernels but for how they prefetch, row by row). The
 // slice expressions are the bounds checks the asm cannot do.
-func flashAsm(head, pos flashKernels) flashFunc {
+//
+// narrow, where not nil, is a narrower tier's head-major kernels, which a
+// head-major f32 group of 2 to 7 heads whose tile holds at most
+// smallTileBytes of K runs where mode has modeSmallTiles (smallTilesOn).
+// Their workspace is the same, and they read only the mode bits they
+// have.
+func flashAsm(head, pos flashKernels, narrow *flashKernels) flashFunc {
 	return func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32, mode flashMode) {
 		fs := &head
 		if k.rs > 1 {
 			fs = &pos
+		} else if narrow != nil && mode&modeSmallTiles != 0 && smallTileGroup(k.typ, g, d, tk) {
+			fs = narrow
 		}
 		f := fs[k.typ]
 		if g < 4 {

@@ -49,6 +49,10 @@ const (
 	// (PREFETCHT1), not L1, in groups of four or more (the generator's
 	// nearT1Of, nearT1On).
 	modeNearT1
+	// modeSmallTiles: an AVX-512 head-major f32 group of 2 to 7 heads whose
+	// tile holds at most smallTileBytes of K runs the AVX2 kernel, its
+	// pairs' prefetch spread over the heads (smallTilesOn).
+	modeSmallTiles
 )
 
 // String names the paths in m, for test failures and listings.
@@ -72,6 +76,9 @@ func (m flashMode) String() string {
 	}
 	if m&modeNearT1 != 0 {
 		s += ", f32 near stream into L2"
+	}
+	if m&modeSmallTiles != 0 {
+		s += ", f32 groups of small tiles in AVX2's pairs"
 	}
 	if m&modeFar != 0 {
 		return s + " with a far stream"
@@ -118,6 +125,20 @@ func WideGroups(t isa.Tier) bool {
 	im, ok := Lookup(t)
 	return ok && im.mode&modeWide != 0
 }
+
+// SmallTileGroups reports whether, in tier t on this CPU, a head-major
+// f32 GQA group of 2 to 7 query heads whose tile holds at most
+// SmallTileBytes of K runs the narrower AVX2 tier's kernel (its pairs,
+// their prefetch spread over the heads), where that was measured faster:
+// AVX-512 on Zen 4 (smallTilesOn). Either way the results are the same.
+func SmallTileGroups(t isa.Tier) bool {
+	im, ok := Lookup(t)
+	return ok && im.mode&modeSmallTiles != 0
+}
+
+// SmallTileBytes is the largest tile, in bytes of K, that SmallTileGroups
+// concerns: 4 KB and a row (hd 128: tile_k 8; hd 64: 16; hd 256: 4).
+const SmallTileBytes = smallTileBytes
 
 func anyMode(m flashMode) bool {
 	for _, im := range impls {
