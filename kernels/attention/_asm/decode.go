@@ -1247,7 +1247,16 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // where AVX2's pairs took 10.8 in the same hour) and 0.94 at 16. What
 // AVX2's pairs have that these had not is the spread steps (a step every
 // ng-th, spread: not tried in AVX-512). AVX-512 f32 32:8 stays 11.8–12.0
-// ms a call at best where AVX2's spread pairs take 10.1–10.9 at tk 8.
+// ms a call at best where AVX2's spread pairs take 10.1–10.9 at tk 8: so
+// on Zen 4 the AVX-512 tier runs AVX2's kernel for f32 groups of 2 to 7
+// heads in tiles of at most about 4 KB of K (modeSmallTiles,
+// smallTilesOn in decode_amd64.go). Nor do AVX2's pairs take both streams
+// in every phase (Zen 4, sweeps alternated, 2 rounds, ctx 32768 --cold:
+// each spread step half its lines from this tile's stream and half from
+// the other's, V's and K's each fetched over the whole tile): f32 32:8 tk
+// 8 1.35–1.40, tk 32 0.96–1.00; 64:8 1.24–1.29 and 1.03–1.04; f16
+// 0.98–1.02. Nor 2 MB pages for them (one process, 5 rounds, f32 32:8):
+// tk 8 0.99, tk 32 0.99, tk 16 0.93 (still 1.06 of tk 8's 4 KB pages).
 type prefetcher struct {
 	cur, end  Mem
 	countdown Mem // spread: steps left to the next prefetching one
