@@ -689,6 +689,14 @@ func (t tier) scores2(buf0, buf1, q0, q1, k, cnt, db GPVirtual, rl, scale Mem, t
 // f16 group's scores run about as fast as that loop: what they lose is
 // the widening (about a fifth) and the tree, not the kernel's own
 // bookkeeping.
+//
+// Not so on Zen 4 (EPYC family 25 model 17, 2026-11-29; a scratch loop of
+// Go assembly outside the repo, K from L1, 16 zmm accumulators, no tree):
+// the quads' and the octs' loops of VCVTPH2PS from memory and FMAs run at
+// the FMA roof, 116–117 GFLOP/s, as the same loops over f32. There the
+// widening costs a group nothing (it bounds a lone head, whose widened
+// vectors feed one FMA each: F16Floor), and what holds the f16 groups at
+// 74–76 % of the roof in L3 is the tree, the softmax and P·V.
 func (t tier) scores4(buf, bs, q, qs, k, cnt, db GPVirtual, rl, scale Mem, tmp Mem, pf *prefetcher, lines int) [4]VecVirtual {
 	pf.hold()
 	defer pf.release()
