@@ -15,15 +15,15 @@ import (
 // The AVX2 and AVX-512 tiers, registered whether or not this CPU runs them
 // (callers check isa.Detect first; an unsupported tier is reported, never run).
 func init() {
-	v, fam := cpuid.CPU.VendorID, cpuid.CPU.Family
-	loneTileCap = loneTileCapOn(v, fam, cpuid.CPU.Supports(cpuid.AVX512F))
+	v, fam, a512 := cpuid.CPU.VendorID, cpuid.CPU.Family, cpuid.CPU.Supports(cpuid.AVX512F)
+	loneTileCap = loneTileCapOn(v, fam, a512)
 	avx2 := flashKernels{
 		F32:  flashDecodeAVX2,
 		F16:  flashDecodeF16AVX2,
 		Q8_0: flashDecodeQ8AVX2,
 	}
 	impls = append(impls,
-		Impl{Tier: isa.AVX2, mode: modeOn(isa.AVX2, v, fam),
+		Impl{Tier: isa.AVX2, mode: modeOn(isa.AVX2, v, fam, a512),
 			flash: flashAsm(avx2, flashKernels{
 				F32:  flashDecodeAVX2Pos,
 				F16:  flashDecodeF16AVX2Pos,
@@ -34,7 +34,7 @@ func init() {
 				F16:  naiveDecodeF16AVX2,
 				Q8_0: naiveDecodeQ8AVX2,
 			})},
-		Impl{Tier: isa.AVX512, mode: modeOn(isa.AVX512, v, fam),
+		Impl{Tier: isa.AVX512, mode: modeOn(isa.AVX512, v, fam, a512),
 			flash: flashAsm(flashKernels{
 				F32:  flashDecodeAVX512,
 				F16:  flashDecodeF16AVX512,
@@ -246,9 +246,17 @@ func nearT1On(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v
 // Intel and Zen 5 never measured so.
 func smallTilesOn(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v, fam) }
 
+// softmaxStepOn reports whether AVX2's head-major f32 pairs begin the
+// next tile's K in each pair's softmax (modeSoftmaxStep; the generator's
+// softmaxStepOf, whose doc has the measurements) on a CPU of vendor v and
+// family fam, with AVX-512 or without: on Zen 4, in both tiers (the
+// AVX-512 tier runs those pairs for its f32 groups in small tiles:
+// smallTilesOn). Zen 5 measured it 0.97–1.13 from DRAM; Intel never did.
+func softmaxStepOn(v cpuid.Vendor, fam int, avx512 bool) bool { return zen4(v, fam, avx512) }
+
 // modeOn is the flash kernels' paths tier t takes on a CPU of vendor v
-// and family fam.
-func modeOn(t isa.Tier, v cpuid.Vendor, fam int) flashMode {
+// and family fam, with AVX-512 or without.
+func modeOn(t isa.Tier, v cpuid.Vendor, fam int, avx512 bool) flashMode {
 	var m flashMode
 	if lonePipelinedOn(v) {
 		m |= modeLonePipe
@@ -261,6 +269,9 @@ func modeOn(t isa.Tier, v cpuid.Vendor, fam int) flashMode {
 	}
 	if smallTilesOn(t, v, fam) {
 		m |= modeSmallTiles
+	}
+	if softmaxStepOn(v, fam, avx512) {
+		m |= modeSoftmaxStep
 	}
 	return m
 }
@@ -342,7 +353,8 @@ func naiveAsm(fs naiveKernels) naiveFunc {
 // lonePipelined), otherwise the phases; with modeWide a group takes its
 // heads as many at a time as share a widened vector, in the kernels that
 // have that path (the generator's wide); with modePaced the AVX-512 quads prefetch two lines a step (its
-// pacedLines).
+// pacedLines); with modeSoftmaxStep the head-major f32 pairs begin the
+// next tile's K in their softmax (softmaxStepOf).
 //
 //go:noescape
 func flashDecodeAVX2(o, q *float32, ng int, k, v *byte, n, d, tk int, scale float32, state, tiles *float32, tileStride, stride, mode int)

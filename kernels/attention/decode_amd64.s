@@ -663,11 +663,30 @@ scores_done_2:
 	MOVQ $0x00000000, 32(SP)
 
 softmax_1:
-	MOVQ         32(SP), AX
-	ADDQ         $0x00000001, AX
-	MOVQ         ng+16(FP), CX
-	CMPQ         AX, CX
-	JGE          softmax_done_1
+	MOVQ       32(SP), AX
+	ADDQ       $0x00000001, AX
+	MOVQ       ng+16(FP), CX
+	CMPQ       AX, CX
+	JGE        softmax_done_1
+	TESTQ      $0x00000100, mode+104(FP)
+	JZ         softmax_nostep_1
+	MOVQ       224(SP), AX
+	CMPQ       AX, 232(SP)
+	JAE        pf_skip_6
+	PREFETCHT1 (AX)
+	PREFETCHT1 64(AX)
+	PREFETCHT1 128(AX)
+	PREFETCHT1 192(AX)
+	PREFETCHT1 256(AX)
+	PREFETCHT1 320(AX)
+	PREFETCHT1 384(AX)
+	PREFETCHT1 448(AX)
+	ADDQ       $0x00000200, AX
+
+pf_skip_6:
+	MOVQ AX, 224(SP)
+
+softmax_nostep_1:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       (AX)(CX*4), X0
@@ -1458,10 +1477,10 @@ pv2_single_1:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_6
+	JNZ          pf_skip_7
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_6
+	JAE          pf_skip_7
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
@@ -1470,7 +1489,7 @@ pv2_single_1:
 	PREFETCHT1   320(R10)
 	ADDQ         $0x00000180, R10
 
-pf_skip_6:
+pf_skip_7:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -1534,17 +1553,17 @@ pv2_single_2:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_7
+	JNZ          pf_skip_8
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_7
+	JAE          pf_skip_8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_7:
+pf_skip_8:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -1594,17 +1613,17 @@ pv2_single_3:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_8
+	JNZ          pf_skip_9
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_8
+	JAE          pf_skip_9
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_8:
+pf_skip_9:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -1645,17 +1664,17 @@ pv2_single_4:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_9
+	JNZ          pf_skip_10
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_9
+	JAE          pf_skip_10
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_9:
+pf_skip_10:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -1736,10 +1755,10 @@ pv_single_1:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_10
+	JNZ          pf_skip_11
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_10
+	JAE          pf_skip_11
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
@@ -1748,7 +1767,7 @@ pv_single_1:
 	PREFETCHT1   320(R8)
 	ADDQ         $0x00000180, R8
 
-pf_skip_10:
+pf_skip_11:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -1801,17 +1820,17 @@ pv_single_2:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_11
+	JNZ          pf_skip_12
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_11
+	JAE          pf_skip_12
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, R8
 
-pf_skip_11:
+pf_skip_12:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -1861,17 +1880,17 @@ pv_pair_3:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_12
+	JNZ          pf_skip_13
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_12
+	JAE          pf_skip_13
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, R8
 
-pf_skip_12:
+pf_skip_13:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -1887,15 +1906,15 @@ pv_single_3:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_13
+	JNZ          pf_skip_14
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_13
+	JAE          pf_skip_14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_13:
+pf_skip_14:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -1937,15 +1956,15 @@ pv_pair_4:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_14
+	JNZ          pf_skip_15
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_14
+	JAE          pf_skip_15
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_14:
+pf_skip_15:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -1959,14 +1978,14 @@ pv_single_4:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_15
+	JNZ          pf_skip_16
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_15
+	JAE          pf_skip_16
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_15:
+pf_skip_16:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -2000,14 +2019,14 @@ pv_pair_5:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_16
+	JNZ          pf_skip_17
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_16
+	JAE          pf_skip_17
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_16:
+pf_skip_17:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -2020,14 +2039,14 @@ pv_single_5:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_17
+	JNZ          pf_skip_18
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_17
+	JAE          pf_skip_18
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_17:
+pf_skip_18:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -4272,7 +4291,7 @@ scoresw_chunk2_1:
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_18
+	JAE         pf_skip_19
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4294,7 +4313,7 @@ pf_near_done_1:
 pf_nofar_1:
 	ADDQ $0x00000040, R9
 
-pf_skip_18:
+pf_skip_19:
 	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
@@ -4308,7 +4327,7 @@ pf_skip_18:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_19
+	JAE         pf_skip_20
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4330,7 +4349,7 @@ pf_near_done_2:
 pf_nofar_2:
 	ADDQ $0x00000040, R9
 
-pf_skip_19:
+pf_skip_20:
 	VMOVUPS     64(CX), Z26
 	VMOVUPS     64(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -4346,7 +4365,7 @@ pf_skip_19:
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_20
+	JAE         pf_skip_21
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4368,7 +4387,7 @@ pf_near_done_3:
 pf_nofar_3:
 	ADDQ $0x00000040, R9
 
-pf_skip_20:
+pf_skip_21:
 	VMOVUPS     64(SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
@@ -4382,7 +4401,7 @@ pf_skip_20:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_21
+	JAE         pf_skip_22
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4404,7 +4423,7 @@ pf_near_done_4:
 pf_nofar_4:
 	ADDQ $0x00000040, R9
 
-pf_skip_21:
+pf_skip_22:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, DX
 	ADDQ $0x00000080, SI
@@ -4429,7 +4448,7 @@ scoresw_odd_1:
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_22
+	JAE         pf_skip_23
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4451,7 +4470,7 @@ pf_near_done_5:
 pf_nofar_5:
 	ADDQ $0x00000040, R9
 
-pf_skip_22:
+pf_skip_23:
 	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
@@ -4465,7 +4484,7 @@ pf_skip_22:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_23
+	JAE         pf_skip_24
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4487,7 +4506,7 @@ pf_near_done_6:
 pf_nofar_6:
 	ADDQ $0x00000040, R9
 
-pf_skip_23:
+pf_skip_24:
 scoresw_chunks_1:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
@@ -4891,7 +4910,7 @@ scores4_chunk2_1:
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_24
+	JAE         pf_skip_25
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4913,7 +4932,7 @@ pf_near_done_7:
 pf_nofar_7:
 	ADDQ $0x00000040, R9
 
-pf_skip_24:
+pf_skip_25:
 	VMOVUPS     (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -4925,7 +4944,7 @@ pf_skip_24:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_25
+	JAE         pf_skip_26
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4947,7 +4966,7 @@ pf_near_done_8:
 pf_nofar_8:
 	ADDQ $0x00000040, R9
 
-pf_skip_25:
+pf_skip_26:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -4963,7 +4982,7 @@ pf_skip_25:
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_26
+	JAE         pf_skip_27
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4985,7 +5004,7 @@ pf_near_done_9:
 pf_nofar_9:
 	ADDQ $0x00000040, R9
 
-pf_skip_26:
+pf_skip_27:
 	VMOVUPS     64(CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -4997,7 +5016,7 @@ pf_skip_26:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_27
+	JAE         pf_skip_28
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5019,7 +5038,7 @@ pf_near_done_10:
 pf_nofar_10:
 	ADDQ $0x00000040, R9
 
-pf_skip_27:
+pf_skip_28:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_1
@@ -5042,7 +5061,7 @@ scores4_odd_1:
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_28
+	JAE         pf_skip_29
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5064,7 +5083,7 @@ pf_near_done_11:
 pf_nofar_11:
 	ADDQ $0x00000040, R9
 
-pf_skip_28:
+pf_skip_29:
 	VMOVUPS     (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -5076,7 +5095,7 @@ pf_skip_28:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_29
+	JAE         pf_skip_30
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5098,7 +5117,7 @@ pf_near_done_12:
 pf_nofar_12:
 	ADDQ $0x00000040, R9
 
-pf_skip_29:
+pf_skip_30:
 scores4_chunks_1:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -5414,7 +5433,7 @@ scores4_chunk2_2:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_30
+	JAE         pf_skip_31
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5439,7 +5458,7 @@ pf_near_done_13:
 pf_nofar_13:
 	ADDQ $0x00000080, R9
 
-pf_skip_30:
+pf_skip_31:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -5465,7 +5484,7 @@ pf_skip_30:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_31
+	JAE         pf_skip_32
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5490,7 +5509,7 @@ pf_near_done_14:
 pf_nofar_14:
 	ADDQ $0x00000080, R9
 
-pf_skip_31:
+pf_skip_32:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_2
@@ -5523,7 +5542,7 @@ scores4_odd_2:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_32
+	JAE         pf_skip_33
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5548,7 +5567,7 @@ pf_near_done_15:
 pf_nofar_15:
 	ADDQ $0x00000080, R9
 
-pf_skip_32:
+pf_skip_33:
 scores4_chunks_2:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -5854,7 +5873,7 @@ scores4_chunk2_3:
 	VFMADD231PS Z26, Z24, Z14
 	VFMADD231PS Z26, Z25, Z18
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_33
+	JAE         pf_skip_34
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5876,14 +5895,14 @@ pf_near_done_16:
 pf_nofar_16:
 	ADDQ $0x00000040, R9
 
-pf_skip_33:
+pf_skip_34:
 	VMOVUPS     (CX)(R8*1), Z26
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_34
+	JAE         pf_skip_35
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5905,14 +5924,14 @@ pf_near_done_17:
 pf_nofar_17:
 	ADDQ $0x00000040, R9
 
-pf_skip_34:
+pf_skip_35:
 	VMOVUPS     (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
 	VFMADD231PS Z26, Z24, Z16
 	VFMADD231PS Z26, Z25, Z20
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_35
+	JAE         pf_skip_36
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5934,14 +5953,14 @@ pf_near_done_18:
 pf_nofar_18:
 	ADDQ $0x00000040, R9
 
-pf_skip_35:
+pf_skip_36:
 	VMOVUPS     (CX)(AX*1), Z26
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_36
+	JAE         pf_skip_37
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5963,7 +5982,7 @@ pf_near_done_19:
 pf_nofar_19:
 	ADDQ $0x00000040, R9
 
-pf_skip_36:
+pf_skip_37:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -5974,7 +5993,7 @@ pf_skip_36:
 	VFMADD231PS Z26, Z24, Z14
 	VFMADD231PS Z26, Z25, Z18
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_37
+	JAE         pf_skip_38
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5996,14 +6015,14 @@ pf_near_done_20:
 pf_nofar_20:
 	ADDQ $0x00000040, R9
 
-pf_skip_37:
+pf_skip_38:
 	VMOVUPS     64(CX)(R8*1), Z26
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_38
+	JAE         pf_skip_39
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6025,14 +6044,14 @@ pf_near_done_21:
 pf_nofar_21:
 	ADDQ $0x00000040, R9
 
-pf_skip_38:
+pf_skip_39:
 	VMOVUPS     64(CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
 	VFMADD231PS Z26, Z24, Z16
 	VFMADD231PS Z26, Z25, Z20
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_39
+	JAE         pf_skip_40
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6054,14 +6073,14 @@ pf_near_done_22:
 pf_nofar_22:
 	ADDQ $0x00000040, R9
 
-pf_skip_39:
+pf_skip_40:
 	VMOVUPS     64(CX)(AX*1), Z26
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_40
+	JAE         pf_skip_41
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6083,7 +6102,7 @@ pf_near_done_23:
 pf_nofar_23:
 	ADDQ $0x00000040, R9
 
-pf_skip_40:
+pf_skip_41:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_3
@@ -6101,7 +6120,7 @@ scores4_odd_3:
 	VFMADD231PS Z26, Z24, Z14
 	VFMADD231PS Z26, Z25, Z18
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_41
+	JAE         pf_skip_42
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6123,14 +6142,14 @@ pf_near_done_24:
 pf_nofar_24:
 	ADDQ $0x00000040, R9
 
-pf_skip_41:
+pf_skip_42:
 	VMOVUPS     (CX)(R8*1), Z26
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_42
+	JAE         pf_skip_43
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6152,14 +6171,14 @@ pf_near_done_25:
 pf_nofar_25:
 	ADDQ $0x00000040, R9
 
-pf_skip_42:
+pf_skip_43:
 	VMOVUPS     (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
 	VFMADD231PS Z26, Z24, Z16
 	VFMADD231PS Z26, Z25, Z20
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_43
+	JAE         pf_skip_44
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6181,14 +6200,14 @@ pf_near_done_26:
 pf_nofar_26:
 	ADDQ $0x00000040, R9
 
-pf_skip_43:
+pf_skip_44:
 	VMOVUPS     (CX)(AX*1), Z26
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_44
+	JAE         pf_skip_45
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6210,7 +6229,7 @@ pf_near_done_27:
 pf_nofar_27:
 	ADDQ $0x00000040, R9
 
-pf_skip_44:
+pf_skip_45:
 scores4_chunks_3:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -6526,7 +6545,7 @@ scores4_chunk2_4:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_45
+	JAE         pf_skip_46
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6557,7 +6576,7 @@ pf_near_done_28:
 pf_nofar_28:
 	ADDQ $0x00000100, R9
 
-pf_skip_45:
+pf_skip_46:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -6583,7 +6602,7 @@ pf_skip_45:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_46
+	JAE         pf_skip_47
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6614,7 +6633,7 @@ pf_near_done_29:
 pf_nofar_29:
 	ADDQ $0x00000100, R9
 
-pf_skip_46:
+pf_skip_47:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_4
@@ -6647,7 +6666,7 @@ scores4_odd_4:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_47
+	JAE         pf_skip_48
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6678,7 +6697,7 @@ pf_near_done_30:
 pf_nofar_30:
 	ADDQ $0x00000100, R9
 
-pf_skip_47:
+pf_skip_48:
 scores4_chunks_4:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -6983,7 +7002,7 @@ scores2_8_chunk2_1:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_48
+	JAE         pf_skip_49
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	TESTQ       $0x00000040, mode+104(FP)
@@ -7003,7 +7022,7 @@ pf_t0_31:
 pf_near_done_31:
 	ADDQ $0x00000100, R9
 
-pf_skip_48:
+pf_skip_49:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -7031,7 +7050,7 @@ pf_skip_48:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_49
+	JAE         pf_skip_50
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	TESTQ       $0x00000040, mode+104(FP)
@@ -7051,7 +7070,7 @@ pf_t0_32:
 pf_near_done_32:
 	ADDQ $0x00000100, R9
 
-pf_skip_49:
+pf_skip_50:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -7087,7 +7106,7 @@ scores2_8_odd_1:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_50
+	JAE         pf_skip_51
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -7107,7 +7126,7 @@ pf_t0_33:
 pf_near_done_33:
 	ADDQ $0x00000100, R9
 
-pf_skip_50:
+pf_skip_51:
 scores2_8_chunks_1:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -7331,43 +7350,6 @@ scores_by8_5:
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_51
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	ADDQ        $0x00000400, DI
-
-pf_skip_51:
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	VFMADD231PS 256(R9)(SI*2), Z14, Z4
-	VFMADD231PS 320(R9)(SI*2), Z15, Z4
-	VFMADD231PS 384(R9)(SI*2), Z16, Z4
-	VFMADD231PS 448(R9)(SI*2), Z17, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS 64(R9)(R8*1), Z11, Z5
-	VFMADD231PS 128(R9)(R8*1), Z12, Z5
-	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	VFMADD231PS 256(R9)(R8*1), Z14, Z5
-	VFMADD231PS 320(R9)(R8*1), Z15, Z5
-	VFMADD231PS 384(R9)(R8*1), Z16, Z5
-	VFMADD231PS 448(R9)(R8*1), Z17, Z5
-	CMPQ        DI, 216(SP)
 	JAE         pf_skip_52
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -7388,22 +7370,22 @@ pf_skip_51:
 	ADDQ        $0x00000400, DI
 
 pf_skip_52:
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
-	VFMADD231PS 256(R10), Z14, Z6
-	VFMADD231PS 320(R10), Z15, Z6
-	VFMADD231PS 384(R10), Z16, Z6
-	VFMADD231PS 448(R10), Z17, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	VFMADD231PS 256(R10)(SI*1), Z14, Z7
-	VFMADD231PS 320(R10)(SI*1), Z15, Z7
-	VFMADD231PS 384(R10)(SI*1), Z16, Z7
-	VFMADD231PS 448(R10)(SI*1), Z17, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
+	VFMADD231PS 256(R9)(SI*2), Z14, Z4
+	VFMADD231PS 320(R9)(SI*2), Z15, Z4
+	VFMADD231PS 384(R9)(SI*2), Z16, Z4
+	VFMADD231PS 448(R9)(SI*2), Z17, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R9)(R8*1), Z11, Z5
+	VFMADD231PS 128(R9)(R8*1), Z12, Z5
+	VFMADD231PS 192(R9)(R8*1), Z13, Z5
+	VFMADD231PS 256(R9)(R8*1), Z14, Z5
+	VFMADD231PS 320(R9)(R8*1), Z15, Z5
+	VFMADD231PS 384(R9)(R8*1), Z16, Z5
+	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 216(SP)
 	JAE         pf_skip_53
 	PREFETCHT1  (DI)
@@ -7425,22 +7407,22 @@ pf_skip_52:
 	ADDQ        $0x00000400, DI
 
 pf_skip_53:
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	VFMADD231PS 256(R10)(SI*2), Z14, Z8
-	VFMADD231PS 320(R10)(SI*2), Z15, Z8
-	VFMADD231PS 384(R10)(SI*2), Z16, Z8
-	VFMADD231PS 448(R10)(SI*2), Z17, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	VFMADD231PS 256(R10)(R8*1), Z14, Z9
-	VFMADD231PS 320(R10)(R8*1), Z15, Z9
-	VFMADD231PS 384(R10)(R8*1), Z16, Z9
-	VFMADD231PS 448(R10)(R8*1), Z17, Z9
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
+	VFMADD231PS 256(R10), Z14, Z6
+	VFMADD231PS 320(R10), Z15, Z6
+	VFMADD231PS 384(R10), Z16, Z6
+	VFMADD231PS 448(R10), Z17, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	VFMADD231PS 256(R10)(SI*1), Z14, Z7
+	VFMADD231PS 320(R10)(SI*1), Z15, Z7
+	VFMADD231PS 384(R10)(SI*1), Z16, Z7
+	VFMADD231PS 448(R10)(SI*1), Z17, Z7
 	CMPQ        DI, 216(SP)
 	JAE         pf_skip_54
 	PREFETCHT1  (DI)
@@ -7462,6 +7444,43 @@ pf_skip_53:
 	ADDQ        $0x00000400, DI
 
 pf_skip_54:
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	VFMADD231PS 256(R10)(SI*2), Z14, Z8
+	VFMADD231PS 320(R10)(SI*2), Z15, Z8
+	VFMADD231PS 384(R10)(SI*2), Z16, Z8
+	VFMADD231PS 448(R10)(SI*2), Z17, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	VFMADD231PS 256(R10)(R8*1), Z14, Z9
+	VFMADD231PS 320(R10)(R8*1), Z15, Z9
+	VFMADD231PS 384(R10)(R8*1), Z16, Z9
+	VFMADD231PS 448(R10)(R8*1), Z17, Z9
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_55
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	ADDQ        $0x00000400, DI
+
+pf_skip_55:
 	JMP scores_reduce_5
 
 scores_seq_no_1:
@@ -7480,27 +7499,6 @@ scores_seq_no_1:
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_55
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	ADDQ        $0x00000200, DI
-
-pf_skip_55:
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS 64(R9)(R8*1), Z11, Z5
-	VFMADD231PS 128(R9)(R8*1), Z12, Z5
-	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	CMPQ        DI, 216(SP)
 	JAE         pf_skip_56
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -7513,14 +7511,14 @@ pf_skip_55:
 	ADDQ        $0x00000200, DI
 
 pf_skip_56:
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R9)(R8*1), Z11, Z5
+	VFMADD231PS 128(R9)(R8*1), Z12, Z5
+	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 216(SP)
 	JAE         pf_skip_57
 	PREFETCHT1  (DI)
@@ -7534,14 +7532,14 @@ pf_skip_56:
 	ADDQ        $0x00000200, DI
 
 pf_skip_57:
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
 	CMPQ        DI, 216(SP)
 	JAE         pf_skip_58
 	PREFETCHT1  (DI)
@@ -7555,6 +7553,27 @@ pf_skip_57:
 	ADDQ        $0x00000200, DI
 
 pf_skip_58:
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_59
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_59:
 	JMP scores_reduce_5
 
 scores_seq_no_2:
@@ -7572,7 +7591,7 @@ scores_pairs_9:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_59
+	JAE         pf_skip_60
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -7583,7 +7602,7 @@ scores_pairs_9:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_59:
+pf_skip_60:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -7982,7 +8001,7 @@ softmax_3:
 	JGE        softmax_done_3
 	MOVQ       224(SP), AX
 	CMPQ       AX, 232(SP)
-	JAE        pf_skip_60
+	JAE        pf_skip_61
 	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	TESTQ      $0x00000040, mode+104(FP)
@@ -8010,7 +8029,7 @@ pf_t0_34:
 pf_near_done_34:
 	ADDQ $0x00000200, AX
 
-pf_skip_60:
+pf_skip_61:
 	MOVQ         AX, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
@@ -8807,7 +8826,7 @@ pvw_row_1:
 	VFMADD231PS  Z16, Z18, Z6
 	VFMADD231PS  Z17, Z18, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_61
+	JAE          pf_skip_62
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	TESTQ        $0x00000040, mode+104(FP)
@@ -8829,7 +8848,7 @@ pf_near_done_35:
 pf_nofar_31:
 	ADDQ $0x00000040, R9
 
-pf_skip_61:
+pf_skip_62:
 	VBROADCASTSS (R11), Z18
 	VFMADD231PS  Z16, Z18, Z8
 	VFMADD231PS  Z17, Z18, Z9
@@ -8843,7 +8862,7 @@ pf_skip_61:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_62
+	JAE          pf_skip_63
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	TESTQ        $0x00000040, mode+104(FP)
@@ -8865,7 +8884,7 @@ pf_near_done_36:
 pf_nofar_32:
 	ADDQ $0x00000040, R9
 
-pf_skip_62:
+pf_skip_63:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -8942,7 +8961,7 @@ pvw_row_2:
 	VBROADCASTSS (BX)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_63
+	JAE          pf_skip_64
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	TESTQ        $0x00000040, mode+104(FP)
@@ -8964,7 +8983,7 @@ pf_near_done_37:
 pf_nofar_33:
 	ADDQ $0x00000040, R9
 
-pf_skip_63:
+pf_skip_64:
 	VBROADCASTSS (R11), Z9
 	VFMADD231PS  Z8, Z9, Z4
 	VBROADCASTSS (R11)(DI*1), Z9
@@ -8974,7 +8993,7 @@ pf_skip_63:
 	VBROADCASTSS (R11)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_64
+	JAE          pf_skip_65
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	TESTQ        $0x00000040, mode+104(FP)
@@ -8996,7 +9015,7 @@ pf_near_done_38:
 pf_nofar_34:
 	ADDQ $0x00000040, R9
 
-pf_skip_64:
+pf_skip_65:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -9128,7 +9147,7 @@ pv4_row_1:
 	VFMADD231PS  Z18, Z20, Z6
 	VFMADD231PS  Z19, Z20, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_65
+	JAE          pf_skip_66
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9150,7 +9169,7 @@ pf_near_done_39:
 pf_nofar_35:
 	ADDQ $0x00000040, R9
 
-pf_skip_65:
+pf_skip_66:
 	VBROADCASTSS (BX)(DI*2), Z20
 	VFMADD231PS  Z16, Z20, Z8
 	VFMADD231PS  Z17, Z20, Z9
@@ -9162,7 +9181,7 @@ pf_skip_65:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_66
+	JAE          pf_skip_67
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9184,7 +9203,7 @@ pf_near_done_40:
 pf_nofar_36:
 	ADDQ $0x00000040, R9
 
-pf_skip_66:
+pf_skip_67:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9250,7 +9269,7 @@ pv4_row_2:
 	VFMADD231PS  Z8, Z10, Z2
 	VFMADD231PS  Z9, Z10, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_67
+	JAE          pf_skip_68
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9272,7 +9291,7 @@ pf_near_done_41:
 pf_nofar_37:
 	ADDQ $0x00000040, R9
 
-pf_skip_67:
+pf_skip_68:
 	VBROADCASTSS (BX)(DI*2), Z10
 	VFMADD231PS  Z8, Z10, Z4
 	VFMADD231PS  Z9, Z10, Z5
@@ -9280,7 +9299,7 @@ pf_skip_67:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_68
+	JAE          pf_skip_69
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9302,7 +9321,7 @@ pf_near_done_42:
 pf_nofar_38:
 	ADDQ $0x00000040, R9
 
-pf_skip_68:
+pf_skip_69:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9353,7 +9372,7 @@ pv4_row_3:
 	VBROADCASTSS (BX)(DI*1), Z5
 	VFMADD231PS  Z4, Z5, Z1
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_69
+	JAE          pf_skip_70
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9375,13 +9394,13 @@ pf_near_done_43:
 pf_nofar_39:
 	ADDQ $0x00000040, R9
 
-pf_skip_69:
+pf_skip_70:
 	VBROADCASTSS (BX)(DI*2), Z5
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_70
+	JAE          pf_skip_71
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9403,7 +9422,7 @@ pf_near_done_44:
 pf_nofar_40:
 	ADDQ $0x00000040, R9
 
-pf_skip_70:
+pf_skip_71:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9526,7 +9545,7 @@ pv4_row_4:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_71
+	JAE          pf_skip_72
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9551,7 +9570,7 @@ pf_near_done_45:
 pf_nofar_41:
 	ADDQ $0x00000080, R9
 
-pf_skip_71:
+pf_skip_72:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9623,7 +9642,7 @@ pv4_row_5:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_72
+	JAE          pf_skip_73
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9648,7 +9667,7 @@ pf_near_done_46:
 pf_nofar_42:
 	ADDQ $0x00000080, R9
 
-pf_skip_72:
+pf_skip_73:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9703,7 +9722,7 @@ pv4_row_6:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_73
+	JAE          pf_skip_74
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9728,7 +9747,7 @@ pf_near_done_47:
 pf_nofar_43:
 	ADDQ $0x00000080, R9
 
-pf_skip_73:
+pf_skip_74:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9841,7 +9860,7 @@ pv4_row_7:
 	VFMADD231PS  Z18, Z20, Z2
 	VFMADD231PS  Z19, Z20, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_74
+	JAE          pf_skip_75
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9863,14 +9882,14 @@ pf_near_done_48:
 pf_nofar_44:
 	ADDQ $0x00000040, R9
 
-pf_skip_74:
+pf_skip_75:
 	VBROADCASTSS (BX)(DI*1), Z20
 	VFMADD231PS  Z16, Z20, Z4
 	VFMADD231PS  Z17, Z20, Z5
 	VFMADD231PS  Z18, Z20, Z6
 	VFMADD231PS  Z19, Z20, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_75
+	JAE          pf_skip_76
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9892,14 +9911,14 @@ pf_near_done_49:
 pf_nofar_45:
 	ADDQ $0x00000040, R9
 
-pf_skip_75:
+pf_skip_76:
 	VBROADCASTSS (BX)(DI*2), Z20
 	VFMADD231PS  Z16, Z20, Z8
 	VFMADD231PS  Z17, Z20, Z9
 	VFMADD231PS  Z18, Z20, Z10
 	VFMADD231PS  Z19, Z20, Z11
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_76
+	JAE          pf_skip_77
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9921,14 +9940,14 @@ pf_near_done_50:
 pf_nofar_46:
 	ADDQ $0x00000040, R9
 
-pf_skip_76:
+pf_skip_77:
 	VBROADCASTSS (BX)(CX*1), Z20
 	VFMADD231PS  Z16, Z20, Z12
 	VFMADD231PS  Z17, Z20, Z13
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_77
+	JAE          pf_skip_78
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9950,7 +9969,7 @@ pf_near_done_51:
 pf_nofar_47:
 	ADDQ $0x00000040, R9
 
-pf_skip_77:
+pf_skip_78:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10013,7 +10032,7 @@ pv4_row_8:
 	VFMADD231PS  Z8, Z10, Z0
 	VFMADD231PS  Z9, Z10, Z1
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_78
+	JAE          pf_skip_79
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10035,12 +10054,12 @@ pf_near_done_52:
 pf_nofar_48:
 	ADDQ $0x00000040, R9
 
-pf_skip_78:
+pf_skip_79:
 	VBROADCASTSS (BX)(DI*1), Z10
 	VFMADD231PS  Z8, Z10, Z2
 	VFMADD231PS  Z9, Z10, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_79
+	JAE          pf_skip_80
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10062,12 +10081,12 @@ pf_near_done_53:
 pf_nofar_49:
 	ADDQ $0x00000040, R9
 
-pf_skip_79:
+pf_skip_80:
 	VBROADCASTSS (BX)(DI*2), Z10
 	VFMADD231PS  Z8, Z10, Z4
 	VFMADD231PS  Z9, Z10, Z5
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_80
+	JAE          pf_skip_81
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10089,12 +10108,12 @@ pf_near_done_54:
 pf_nofar_50:
 	ADDQ $0x00000040, R9
 
-pf_skip_80:
+pf_skip_81:
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_81
+	JAE          pf_skip_82
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10116,7 +10135,7 @@ pf_near_done_55:
 pf_nofar_51:
 	ADDQ $0x00000040, R9
 
-pf_skip_81:
+pf_skip_82:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10165,7 +10184,7 @@ pv4_row_9:
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_82
+	JAE          pf_skip_83
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10187,11 +10206,11 @@ pf_near_done_56:
 pf_nofar_52:
 	ADDQ $0x00000040, R9
 
-pf_skip_82:
+pf_skip_83:
 	VBROADCASTSS (BX)(DI*1), Z5
 	VFMADD231PS  Z4, Z5, Z1
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_83
+	JAE          pf_skip_84
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10213,11 +10232,11 @@ pf_near_done_57:
 pf_nofar_53:
 	ADDQ $0x00000040, R9
 
-pf_skip_83:
+pf_skip_84:
 	VBROADCASTSS (BX)(DI*2), Z5
 	VFMADD231PS  Z4, Z5, Z2
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_84
+	JAE          pf_skip_85
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10239,11 +10258,11 @@ pf_near_done_58:
 pf_nofar_54:
 	ADDQ $0x00000040, R9
 
-pf_skip_84:
+pf_skip_85:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_85
+	JAE          pf_skip_86
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10265,7 +10284,7 @@ pf_near_done_59:
 pf_nofar_55:
 	ADDQ $0x00000040, R9
 
-pf_skip_85:
+pf_skip_86:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10388,7 +10407,7 @@ pv4_row_10:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_86
+	JAE          pf_skip_87
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10419,7 +10438,7 @@ pf_near_done_60:
 pf_nofar_56:
 	ADDQ $0x00000100, R9
 
-pf_skip_86:
+pf_skip_87:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10491,7 +10510,7 @@ pv4_row_11:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_87
+	JAE          pf_skip_88
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10522,7 +10541,7 @@ pf_near_done_61:
 pf_nofar_57:
 	ADDQ $0x00000100, R9
 
-pf_skip_87:
+pf_skip_88:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10577,7 +10596,7 @@ pv4_row_12:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_88
+	JAE          pf_skip_89
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10608,7 +10627,7 @@ pf_near_done_62:
 pf_nofar_58:
 	ADDQ $0x00000100, R9
 
-pf_skip_88:
+pf_skip_89:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10725,7 +10744,7 @@ pv2_single_5:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_89
+	JAE          pf_skip_90
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10745,7 +10764,7 @@ pf_t0_63:
 pf_near_done_63:
 	ADDQ $0x00000100, R10
 
-pf_skip_89:
+pf_skip_90:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -10835,7 +10854,7 @@ pv2_pair_6:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_90
+	JAE          pf_skip_91
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10855,7 +10874,7 @@ pf_t0_64:
 pf_near_done_64:
 	ADDQ $0x00000100, R10
 
-pf_skip_90:
+pf_skip_91:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -10948,7 +10967,7 @@ pv2_pair_7:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_91
+	JAE          pf_skip_92
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10968,7 +10987,7 @@ pf_t0_65:
 pf_near_done_65:
 	ADDQ $0x00000100, R10
 
-pf_skip_91:
+pf_skip_92:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -11037,7 +11056,7 @@ pv2_pair_8:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_92
+	JAE          pf_skip_93
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	TESTQ        $0x00000040, mode+104(FP)
@@ -11057,7 +11076,7 @@ pf_t0_66:
 pf_near_done_66:
 	ADDQ $0x00000100, R10
 
-pf_skip_92:
+pf_skip_93:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -12558,17 +12577,17 @@ scoresw_chunk2_2:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_93
+	JNZ         pf_skip_94
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_93
+	JAE         pf_skip_94
 	MOVQ        200(SP), SI
 	ADDQ        R9, SI
 	PREFETCHT0  (SI)
 	PREFETCHT0  64(SI)
 	ADDQ        $0x00000080, R9
 
-pf_skip_93:
+pf_skip_94:
 	VCVTPH2PS   16(CX), Y13
 	VCVTPH2PS   16(CX)(R8*1), Y14
 	VMOVUPS     32(DX), Y15
@@ -12584,17 +12603,17 @@ pf_skip_93:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_94
+	JNZ         pf_skip_95
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_94
+	JAE         pf_skip_95
 	MOVQ        200(SP), SI
 	ADDQ        R9, SI
 	PREFETCHT0  (SI)
 	PREFETCHT0  64(SI)
 	ADDQ        $0x00000080, R9
 
-pf_skip_94:
+pf_skip_95:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000040, DX
 	CMPQ CX, 48(SP)
@@ -12618,17 +12637,17 @@ scoresw_odd_2:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_95
+	JNZ         pf_skip_96
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_95
+	JAE         pf_skip_96
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
 	ADDQ        $0x00000080, R9
 
-pf_skip_95:
+pf_skip_96:
 scoresw_chunks_2:
 	VBROADCASTSS scale+64(FP), Y13
 	MOVQ         104(SP), CX
@@ -12874,17 +12893,17 @@ scores2_6_chunk2_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_96
+	JNZ         pf_skip_97
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_96
+	JAE         pf_skip_97
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_96:
+pf_skip_97:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -12906,17 +12925,17 @@ pf_skip_96:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_97
+	JNZ         pf_skip_98
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_97
+	JAE         pf_skip_98
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_97:
+pf_skip_98:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -12946,17 +12965,17 @@ scores2_6_odd_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_98
+	JNZ         pf_skip_99
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_98
+	JAE         pf_skip_99
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_98:
+pf_skip_99:
 scores2_6_chunks_1:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -13046,17 +13065,17 @@ scores2_4_chunk2_2:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_99
+	JNZ         pf_skip_100
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_99
+	JAE         pf_skip_100
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_99:
+pf_skip_100:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -13072,17 +13091,17 @@ pf_skip_99:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_100
+	JNZ         pf_skip_101
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_100
+	JAE         pf_skip_101
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_100:
+pf_skip_101:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_2
@@ -13105,17 +13124,17 @@ scores2_4_odd_2:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_101
+	JNZ         pf_skip_102
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_101
+	JAE         pf_skip_102
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_101:
+pf_skip_102:
 scores2_4_chunks_2:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -13286,15 +13305,15 @@ scores_pairs_12:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_102
+	JNZ         pf_skip_103
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_102
+	JAE         pf_skip_103
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_102:
+pf_skip_103:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -13344,15 +13363,15 @@ scores_pairs_13:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_103
+	JNZ         pf_skip_104
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_103
+	JAE         pf_skip_104
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_103:
+pf_skip_104:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -14252,17 +14271,17 @@ pvw_row_3:
 	VFMADD231PS  Y8, Y10, Y6
 	VFMADD231PS  Y9, Y10, Y7
 	DECQ         R10
-	JNZ          pf_skip_104
+	JNZ          pf_skip_105
 	MOVQ         ng+16(FP), R10
 	CMPQ         R9, 240(SP)
-	JAE          pf_skip_104
+	JAE          pf_skip_105
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
 	PREFETCHT0   64(R12)
 	ADDQ         $0x00000080, R9
 
-pf_skip_104:
+pf_skip_105:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R11
@@ -14318,17 +14337,17 @@ pvw_row_4:
 	VBROADCASTSS (BX)(CX*1), Y5
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R10
-	JNZ          pf_skip_105
+	JNZ          pf_skip_106
 	MOVQ         ng+16(FP), R10
 	CMPQ         R9, 240(SP)
-	JAE          pf_skip_105
+	JAE          pf_skip_106
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
 	PREFETCHT0   64(R12)
 	ADDQ         $0x00000080, R9
 
-pf_skip_105:
+pf_skip_106:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R11
@@ -14437,17 +14456,17 @@ pv2_single_9:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_106
+	JNZ          pf_skip_107
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
-	JAE          pf_skip_106
+	JAE          pf_skip_107
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_106:
+pf_skip_107:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -14512,17 +14531,17 @@ pv2_single_10:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_107
+	JNZ          pf_skip_108
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
-	JAE          pf_skip_107
+	JAE          pf_skip_108
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_107:
+pf_skip_108:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -14573,17 +14592,17 @@ pv2_single_11:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_108
+	JNZ          pf_skip_109
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
-	JAE          pf_skip_108
+	JAE          pf_skip_109
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_108:
+pf_skip_109:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -14625,17 +14644,17 @@ pv2_single_12:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_109
+	JNZ          pf_skip_110
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
-	JAE          pf_skip_109
+	JAE          pf_skip_110
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_109:
+pf_skip_110:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -14730,16 +14749,16 @@ pv_single_32:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_110
+	JNZ          pf_skip_111
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_110
+	JAE          pf_skip_111
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	ADDQ         $0x000000c0, R8
 
-pf_skip_110:
+pf_skip_111:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -14802,15 +14821,15 @@ pv_single_33:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_111
+	JNZ          pf_skip_112
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_111
+	JAE          pf_skip_112
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_111:
+pf_skip_112:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -14870,15 +14889,15 @@ pv_pair_34:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_112
+	JNZ          pf_skip_113
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_112
+	JAE          pf_skip_113
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_112:
+pf_skip_113:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -14898,14 +14917,14 @@ pv_single_34:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_113
+	JNZ          pf_skip_114
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_113
+	JAE          pf_skip_114
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_113:
+pf_skip_114:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -14953,14 +14972,14 @@ pv_pair_35:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_114
+	JNZ          pf_skip_115
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_114
+	JAE          pf_skip_115
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_114:
+pf_skip_115:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -14976,14 +14995,14 @@ pv_single_35:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_115
+	JNZ          pf_skip_116
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_115
+	JAE          pf_skip_116
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_115:
+pf_skip_116:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -15021,14 +15040,14 @@ pv_pair_36:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_116
+	JNZ          pf_skip_117
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_116
+	JAE          pf_skip_117
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_116:
+pf_skip_117:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -15042,14 +15061,14 @@ pv_single_36:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_117
+	JNZ          pf_skip_118
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_117
+	JAE          pf_skip_118
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_117:
+pf_skip_118:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -15939,13 +15958,13 @@ scoresw_chunk2_3:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_118
+	JAE         pf_skip_119
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	ADDQ        $0x00000040, R9
 
-pf_skip_118:
+pf_skip_119:
 	VCVTPH2PS   32(CX), Z26
 	VCVTPH2PS   32(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -15973,13 +15992,13 @@ pf_skip_118:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_119
+	JAE         pf_skip_120
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	ADDQ        $0x00000040, R9
 
-pf_skip_119:
+pf_skip_120:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000080, DX
 	ADDQ $0x00000080, SI
@@ -16016,13 +16035,13 @@ scoresw_odd_3:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_120
+	JAE         pf_skip_121
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	ADDQ        $0x00000040, R9
 
-pf_skip_120:
+pf_skip_121:
 scoresw_chunks_3:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
@@ -16435,7 +16454,7 @@ scores4_chunk2_5:
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_121
+	JAE         pf_skip_122
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -16449,7 +16468,7 @@ scores4_chunk2_5:
 pf_nofar_59:
 	ADDQ $0x00000040, R9
 
-pf_skip_121:
+pf_skip_122:
 	VCVTPH2PS   (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -16461,7 +16480,7 @@ pf_skip_121:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_122
+	JAE         pf_skip_123
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -16475,7 +16494,7 @@ pf_skip_121:
 pf_nofar_60:
 	ADDQ $0x00000040, R9
 
-pf_skip_122:
+pf_skip_123:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -16491,7 +16510,7 @@ pf_skip_122:
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_123
+	JAE         pf_skip_124
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -16505,7 +16524,7 @@ pf_skip_122:
 pf_nofar_61:
 	ADDQ $0x00000040, R9
 
-pf_skip_123:
+pf_skip_124:
 	VCVTPH2PS   32(CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -16517,7 +16536,7 @@ pf_skip_123:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_124
+	JAE         pf_skip_125
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -16531,7 +16550,7 @@ pf_skip_123:
 pf_nofar_62:
 	ADDQ $0x00000040, R9
 
-pf_skip_124:
+pf_skip_125:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_5
@@ -16554,7 +16573,7 @@ scores4_odd_5:
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_125
+	JAE         pf_skip_126
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	PREFETCHT0  (DX)
@@ -16568,7 +16587,7 @@ scores4_odd_5:
 pf_nofar_63:
 	ADDQ $0x00000040, R9
 
-pf_skip_125:
+pf_skip_126:
 	VCVTPH2PS   (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -16580,7 +16599,7 @@ pf_skip_125:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_126
+	JAE         pf_skip_127
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -16594,7 +16613,7 @@ pf_skip_125:
 pf_nofar_64:
 	ADDQ $0x00000040, R9
 
-pf_skip_126:
+pf_skip_127:
 scores4_chunks_5:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -16918,7 +16937,7 @@ scores4_chunk2_6:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_127
+	JAE         pf_skip_128
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -16934,7 +16953,7 @@ scores4_chunk2_6:
 pf_nofar_65:
 	ADDQ $0x00000080, R9
 
-pf_skip_127:
+pf_skip_128:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -16960,7 +16979,7 @@ pf_skip_127:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_128
+	JAE         pf_skip_129
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -16976,7 +16995,7 @@ pf_skip_127:
 pf_nofar_66:
 	ADDQ $0x00000080, R9
 
-pf_skip_128:
+pf_skip_129:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_6
@@ -17009,7 +17028,7 @@ scores4_odd_6:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_129
+	JAE         pf_skip_130
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -17025,7 +17044,7 @@ scores4_odd_6:
 pf_nofar_67:
 	ADDQ $0x00000080, R9
 
-pf_skip_129:
+pf_skip_130:
 scores4_chunks_6:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -17339,7 +17358,7 @@ scores4_chunk2_7:
 	VFMADD231PS Z26, Z24, Z14
 	VFMADD231PS Z26, Z25, Z18
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_130
+	JAE         pf_skip_131
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17353,14 +17372,14 @@ scores4_chunk2_7:
 pf_nofar_68:
 	ADDQ $0x00000040, R9
 
-pf_skip_130:
+pf_skip_131:
 	VCVTPH2PS   (CX)(R8*1), Z26
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_131
+	JAE         pf_skip_132
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17374,14 +17393,14 @@ pf_skip_130:
 pf_nofar_69:
 	ADDQ $0x00000040, R9
 
-pf_skip_131:
+pf_skip_132:
 	VCVTPH2PS   (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
 	VFMADD231PS Z26, Z24, Z16
 	VFMADD231PS Z26, Z25, Z20
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_132
+	JAE         pf_skip_133
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17395,14 +17414,14 @@ pf_skip_131:
 pf_nofar_70:
 	ADDQ $0x00000040, R9
 
-pf_skip_132:
+pf_skip_133:
 	VCVTPH2PS   (CX)(AX*1), Z26
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_133
+	JAE         pf_skip_134
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17416,7 +17435,7 @@ pf_skip_132:
 pf_nofar_71:
 	ADDQ $0x00000040, R9
 
-pf_skip_133:
+pf_skip_134:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -17427,7 +17446,7 @@ pf_skip_133:
 	VFMADD231PS Z26, Z24, Z14
 	VFMADD231PS Z26, Z25, Z18
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_134
+	JAE         pf_skip_135
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17441,14 +17460,14 @@ pf_skip_133:
 pf_nofar_72:
 	ADDQ $0x00000040, R9
 
-pf_skip_134:
+pf_skip_135:
 	VCVTPH2PS   32(CX)(R8*1), Z26
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_135
+	JAE         pf_skip_136
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17462,14 +17481,14 @@ pf_skip_134:
 pf_nofar_73:
 	ADDQ $0x00000040, R9
 
-pf_skip_135:
+pf_skip_136:
 	VCVTPH2PS   32(CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
 	VFMADD231PS Z26, Z24, Z16
 	VFMADD231PS Z26, Z25, Z20
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_136
+	JAE         pf_skip_137
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17483,14 +17502,14 @@ pf_skip_135:
 pf_nofar_74:
 	ADDQ $0x00000040, R9
 
-pf_skip_136:
+pf_skip_137:
 	VCVTPH2PS   32(CX)(AX*1), Z26
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_137
+	JAE         pf_skip_138
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17504,7 +17523,7 @@ pf_skip_136:
 pf_nofar_75:
 	ADDQ $0x00000040, R9
 
-pf_skip_137:
+pf_skip_138:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_7
@@ -17522,7 +17541,7 @@ scores4_odd_7:
 	VFMADD231PS Z26, Z24, Z14
 	VFMADD231PS Z26, Z25, Z18
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_138
+	JAE         pf_skip_139
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	PREFETCHT0  (DX)
@@ -17536,14 +17555,14 @@ scores4_odd_7:
 pf_nofar_76:
 	ADDQ $0x00000040, R9
 
-pf_skip_138:
+pf_skip_139:
 	VCVTPH2PS   (CX)(R8*1), Z26
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_139
+	JAE         pf_skip_140
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	PREFETCHT0  (DX)
@@ -17557,14 +17576,14 @@ pf_skip_138:
 pf_nofar_77:
 	ADDQ $0x00000040, R9
 
-pf_skip_139:
+pf_skip_140:
 	VCVTPH2PS   (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
 	VFMADD231PS Z26, Z24, Z16
 	VFMADD231PS Z26, Z25, Z20
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_140
+	JAE         pf_skip_141
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	PREFETCHT0  (DX)
@@ -17578,14 +17597,14 @@ pf_skip_139:
 pf_nofar_78:
 	ADDQ $0x00000040, R9
 
-pf_skip_140:
+pf_skip_141:
 	VCVTPH2PS   (CX)(AX*1), Z26
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_141
+	JAE         pf_skip_142
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -17599,7 +17618,7 @@ pf_skip_140:
 pf_nofar_79:
 	ADDQ $0x00000040, R9
 
-pf_skip_141:
+pf_skip_142:
 scores4_chunks_7:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -17923,7 +17942,7 @@ scores4_chunk2_8:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_142
+	JAE         pf_skip_143
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17943,7 +17962,7 @@ scores4_chunk2_8:
 pf_nofar_80:
 	ADDQ $0x00000100, R9
 
-pf_skip_142:
+pf_skip_143:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -17969,7 +17988,7 @@ pf_skip_142:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_143
+	JAE         pf_skip_144
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17989,7 +18008,7 @@ pf_skip_142:
 pf_nofar_81:
 	ADDQ $0x00000100, R9
 
-pf_skip_143:
+pf_skip_144:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_8
@@ -18022,7 +18041,7 @@ scores4_odd_8:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_144
+	JAE         pf_skip_145
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -18042,7 +18061,7 @@ scores4_odd_8:
 pf_nofar_82:
 	ADDQ $0x00000100, R9
 
-pf_skip_144:
+pf_skip_145:
 scores4_chunks_8:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -18353,7 +18372,7 @@ scores2_8_chunk2_2:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_145
+	JAE         pf_skip_146
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -18362,7 +18381,7 @@ scores2_8_chunk2_2:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_145:
+pf_skip_146:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -18390,7 +18409,7 @@ pf_skip_145:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_146
+	JAE         pf_skip_147
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -18399,7 +18418,7 @@ pf_skip_145:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_146:
+pf_skip_147:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -18435,7 +18454,7 @@ scores2_8_odd_2:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_147
+	JAE         pf_skip_148
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -18444,7 +18463,7 @@ scores2_8_odd_2:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_147:
+pf_skip_148:
 scores2_8_chunks_2:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -18687,7 +18706,7 @@ scores_by8_10:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_148
+	JAE         pf_skip_149
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -18698,7 +18717,7 @@ scores_by8_10:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_148:
+pf_skip_149:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -18732,7 +18751,7 @@ pf_skip_148:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_149
+	JAE         pf_skip_150
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -18743,7 +18762,7 @@ pf_skip_148:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_149:
+pf_skip_150:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -18777,7 +18796,7 @@ pf_skip_149:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_150
+	JAE         pf_skip_151
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -18788,7 +18807,7 @@ pf_skip_149:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_150:
+pf_skip_151:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -18822,7 +18841,7 @@ pf_skip_150:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_151
+	JAE         pf_skip_152
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -18833,7 +18852,7 @@ pf_skip_150:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_151:
+pf_skip_152:
 	JMP scores_reduce_10
 
 scores_seq_no_7:
@@ -18860,14 +18879,14 @@ scores_seq_no_7:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_152
+	JAE         pf_skip_153
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_152:
+pf_skip_153:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -18885,14 +18904,14 @@ pf_skip_152:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_153
+	JAE         pf_skip_154
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_153:
+pf_skip_154:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -18910,14 +18929,14 @@ pf_skip_153:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_154
+	JAE         pf_skip_155
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_154:
+pf_skip_155:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -18935,14 +18954,14 @@ pf_skip_154:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_155
+	JAE         pf_skip_156
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_155:
+pf_skip_156:
 	JMP scores_reduce_10
 
 scores_seq_no_8:
@@ -18968,14 +18987,14 @@ scores_pairs_16:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_156
+	JAE         pf_skip_157
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_156:
+pf_skip_157:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -19515,7 +19534,7 @@ softmax_7:
 	JGE        softmax_done_7
 	MOVQ       224(SP), AX
 	CMPQ       AX, 232(SP)
-	JAE        pf_skip_157
+	JAE        pf_skip_158
 	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	PREFETCHT0 (CX)
@@ -19524,7 +19543,7 @@ softmax_7:
 	PREFETCHT0 192(CX)
 	ADDQ       $0x00000100, AX
 
-pf_skip_157:
+pf_skip_158:
 	MOVQ         AX, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
@@ -20331,13 +20350,13 @@ pvw_row_5:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_158
+	JAE          pf_skip_159
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
 	ADDQ         $0x00000040, R9
 
-pf_skip_158:
+pf_skip_159:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -20423,13 +20442,13 @@ pvw_row_6:
 	VBROADCASTSS (R11)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_159
+	JAE          pf_skip_160
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
 	ADDQ         $0x00000040, R9
 
-pf_skip_159:
+pf_skip_160:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -20557,7 +20576,7 @@ pv4_row_13:
 	VFMADD231PS  Z18, Z20, Z6
 	VFMADD231PS  Z19, Z20, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_160
+	JAE          pf_skip_161
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20571,7 +20590,7 @@ pv4_row_13:
 pf_nofar_83:
 	ADDQ $0x00000040, R9
 
-pf_skip_160:
+pf_skip_161:
 	VBROADCASTSS (BX)(DI*2), Z20
 	VFMADD231PS  Z16, Z20, Z8
 	VFMADD231PS  Z17, Z20, Z9
@@ -20583,7 +20602,7 @@ pf_skip_160:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_161
+	JAE          pf_skip_162
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20597,7 +20616,7 @@ pf_skip_160:
 pf_nofar_84:
 	ADDQ $0x00000040, R9
 
-pf_skip_161:
+pf_skip_162:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -20664,7 +20683,7 @@ pv4_row_14:
 	VFMADD231PS  Z8, Z10, Z2
 	VFMADD231PS  Z9, Z10, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_162
+	JAE          pf_skip_163
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20678,7 +20697,7 @@ pv4_row_14:
 pf_nofar_85:
 	ADDQ $0x00000040, R9
 
-pf_skip_162:
+pf_skip_163:
 	VBROADCASTSS (BX)(DI*2), Z10
 	VFMADD231PS  Z8, Z10, Z4
 	VFMADD231PS  Z9, Z10, Z5
@@ -20686,7 +20705,7 @@ pf_skip_162:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_163
+	JAE          pf_skip_164
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20700,7 +20719,7 @@ pf_skip_162:
 pf_nofar_86:
 	ADDQ $0x00000040, R9
 
-pf_skip_163:
+pf_skip_164:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -20752,7 +20771,7 @@ pv4_row_15:
 	VBROADCASTSS (BX)(DI*1), Z5
 	VFMADD231PS  Z4, Z5, Z1
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_164
+	JAE          pf_skip_165
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20766,13 +20785,13 @@ pv4_row_15:
 pf_nofar_87:
 	ADDQ $0x00000040, R9
 
-pf_skip_164:
+pf_skip_165:
 	VBROADCASTSS (BX)(DI*2), Z5
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_165
+	JAE          pf_skip_166
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20786,7 +20805,7 @@ pf_skip_164:
 pf_nofar_88:
 	ADDQ $0x00000040, R9
 
-pf_skip_165:
+pf_skip_166:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -20910,7 +20929,7 @@ pv4_row_16:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_166
+	JAE          pf_skip_167
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20926,7 +20945,7 @@ pv4_row_16:
 pf_nofar_89:
 	ADDQ $0x00000080, R9
 
-pf_skip_166:
+pf_skip_167:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -20999,7 +21018,7 @@ pv4_row_17:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_167
+	JAE          pf_skip_168
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21015,7 +21034,7 @@ pv4_row_17:
 pf_nofar_90:
 	ADDQ $0x00000080, R9
 
-pf_skip_167:
+pf_skip_168:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21071,7 +21090,7 @@ pv4_row_18:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_168
+	JAE          pf_skip_169
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21087,7 +21106,7 @@ pv4_row_18:
 pf_nofar_91:
 	ADDQ $0x00000080, R9
 
-pf_skip_168:
+pf_skip_169:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21201,7 +21220,7 @@ pv4_row_19:
 	VFMADD231PS  Z18, Z20, Z2
 	VFMADD231PS  Z19, Z20, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_169
+	JAE          pf_skip_170
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21215,14 +21234,14 @@ pv4_row_19:
 pf_nofar_92:
 	ADDQ $0x00000040, R9
 
-pf_skip_169:
+pf_skip_170:
 	VBROADCASTSS (BX)(DI*1), Z20
 	VFMADD231PS  Z16, Z20, Z4
 	VFMADD231PS  Z17, Z20, Z5
 	VFMADD231PS  Z18, Z20, Z6
 	VFMADD231PS  Z19, Z20, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_170
+	JAE          pf_skip_171
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21236,14 +21255,14 @@ pf_skip_169:
 pf_nofar_93:
 	ADDQ $0x00000040, R9
 
-pf_skip_170:
+pf_skip_171:
 	VBROADCASTSS (BX)(DI*2), Z20
 	VFMADD231PS  Z16, Z20, Z8
 	VFMADD231PS  Z17, Z20, Z9
 	VFMADD231PS  Z18, Z20, Z10
 	VFMADD231PS  Z19, Z20, Z11
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_171
+	JAE          pf_skip_172
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21257,14 +21276,14 @@ pf_skip_170:
 pf_nofar_94:
 	ADDQ $0x00000040, R9
 
-pf_skip_171:
+pf_skip_172:
 	VBROADCASTSS (BX)(CX*1), Z20
 	VFMADD231PS  Z16, Z20, Z12
 	VFMADD231PS  Z17, Z20, Z13
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_172
+	JAE          pf_skip_173
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21278,7 +21297,7 @@ pf_skip_171:
 pf_nofar_95:
 	ADDQ $0x00000040, R9
 
-pf_skip_172:
+pf_skip_173:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21342,7 +21361,7 @@ pv4_row_20:
 	VFMADD231PS  Z8, Z10, Z0
 	VFMADD231PS  Z9, Z10, Z1
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_173
+	JAE          pf_skip_174
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21356,12 +21375,12 @@ pv4_row_20:
 pf_nofar_96:
 	ADDQ $0x00000040, R9
 
-pf_skip_173:
+pf_skip_174:
 	VBROADCASTSS (BX)(DI*1), Z10
 	VFMADD231PS  Z8, Z10, Z2
 	VFMADD231PS  Z9, Z10, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_174
+	JAE          pf_skip_175
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21375,12 +21394,12 @@ pf_skip_173:
 pf_nofar_97:
 	ADDQ $0x00000040, R9
 
-pf_skip_174:
+pf_skip_175:
 	VBROADCASTSS (BX)(DI*2), Z10
 	VFMADD231PS  Z8, Z10, Z4
 	VFMADD231PS  Z9, Z10, Z5
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_175
+	JAE          pf_skip_176
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21394,12 +21413,12 @@ pf_skip_174:
 pf_nofar_98:
 	ADDQ $0x00000040, R9
 
-pf_skip_175:
+pf_skip_176:
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_176
+	JAE          pf_skip_177
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21413,7 +21432,7 @@ pf_skip_175:
 pf_nofar_99:
 	ADDQ $0x00000040, R9
 
-pf_skip_176:
+pf_skip_177:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21463,7 +21482,7 @@ pv4_row_21:
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_177
+	JAE          pf_skip_178
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21477,11 +21496,11 @@ pv4_row_21:
 pf_nofar_100:
 	ADDQ $0x00000040, R9
 
-pf_skip_177:
+pf_skip_178:
 	VBROADCASTSS (BX)(DI*1), Z5
 	VFMADD231PS  Z4, Z5, Z1
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_178
+	JAE          pf_skip_179
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21495,11 +21514,11 @@ pf_skip_177:
 pf_nofar_101:
 	ADDQ $0x00000040, R9
 
-pf_skip_178:
+pf_skip_179:
 	VBROADCASTSS (BX)(DI*2), Z5
 	VFMADD231PS  Z4, Z5, Z2
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_179
+	JAE          pf_skip_180
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21513,11 +21532,11 @@ pf_skip_178:
 pf_nofar_102:
 	ADDQ $0x00000040, R9
 
-pf_skip_179:
+pf_skip_180:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_180
+	JAE          pf_skip_181
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21531,7 +21550,7 @@ pf_skip_179:
 pf_nofar_103:
 	ADDQ $0x00000040, R9
 
-pf_skip_180:
+pf_skip_181:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21655,7 +21674,7 @@ pv4_row_22:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_181
+	JAE          pf_skip_182
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21675,7 +21694,7 @@ pv4_row_22:
 pf_nofar_104:
 	ADDQ $0x00000100, R9
 
-pf_skip_181:
+pf_skip_182:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21748,7 +21767,7 @@ pv4_row_23:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_182
+	JAE          pf_skip_183
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21768,7 +21787,7 @@ pv4_row_23:
 pf_nofar_105:
 	ADDQ $0x00000100, R9
 
-pf_skip_182:
+pf_skip_183:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21824,7 +21843,7 @@ pv4_row_24:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_183
+	JAE          pf_skip_184
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21844,7 +21863,7 @@ pv4_row_24:
 pf_nofar_106:
 	ADDQ $0x00000100, R9
 
-pf_skip_183:
+pf_skip_184:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21964,7 +21983,7 @@ pv2_pair_13:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_184
+	JAE          pf_skip_185
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -21973,7 +21992,7 @@ pv2_pair_13:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_184:
+pf_skip_185:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -22067,7 +22086,7 @@ pv2_pair_14:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_185
+	JAE          pf_skip_186
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -22076,7 +22095,7 @@ pv2_pair_14:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_185:
+pf_skip_186:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -22146,7 +22165,7 @@ pv2_pair_15:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_186
+	JAE          pf_skip_187
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -22155,7 +22174,7 @@ pv2_pair_15:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_186:
+pf_skip_187:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -28225,17 +28244,17 @@ scores_q8_1:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_187
+	JNZ          pf_skip_188
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 208(SP)
-	JAE          pf_skip_187
+	JAE          pf_skip_188
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_187:
+pf_skip_188:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -29114,14 +29133,14 @@ pv_single_61:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_188
+	JNZ          pf_skip_189
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_188
+	JAE          pf_skip_189
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_188:
+pf_skip_189:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -29198,14 +29217,14 @@ pv_pair_62:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_189
+	JNZ          pf_skip_190
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_189
+	JAE          pf_skip_190
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_189:
+pf_skip_190:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -29233,14 +29252,14 @@ pv_single_62:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_190
+	JNZ          pf_skip_191
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_190
+	JAE          pf_skip_191
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_190:
+pf_skip_191:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -29281,14 +29300,14 @@ pv_pair_63:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_191
+	JNZ          pf_skip_192
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_191
+	JAE          pf_skip_192
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_191:
+pf_skip_192:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -29300,14 +29319,14 @@ pv_single_63:
 	JZ           pv_merge_63
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_192
+	JNZ          pf_skip_193
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_192
+	JAE          pf_skip_193
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_192:
+pf_skip_193:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -29342,14 +29361,14 @@ pv_pair_64:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_193
+	JNZ          pf_skip_194
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_193
+	JAE          pf_skip_194
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_193:
+pf_skip_194:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -29361,14 +29380,14 @@ pv_single_64:
 	JZ           pv_merge_64
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_194
+	JNZ          pf_skip_195
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_194
+	JAE          pf_skip_195
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_194:
+pf_skip_195:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -30253,14 +30272,14 @@ scores_q8_3:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 208(SP)
-	JAE             pf_skip_195
+	JAE             pf_skip_196
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	PREFETCHT1      128(DI)
 	PREFETCHT1      192(DI)
 	ADDQ            $0x00000100, DI
 
-pf_skip_195:
+pf_skip_196:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -33094,10 +33113,10 @@ scores2_4_chunk2_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_196
+	JNZ         pf_skip_197
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_196
+	JAE         pf_skip_197
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -33132,9 +33151,9 @@ scores2_4_chunk2_3:
 pf_row_1:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_196
+	JAE        pf_skip_197
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_196
+	JAE        pf_skip_197
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -33169,7 +33188,7 @@ pf_row_1:
 pf_row_2:
 	ADDQ stride+96(FP), R9
 
-pf_skip_196:
+pf_skip_197:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -33185,10 +33204,10 @@ pf_skip_196:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_197
+	JNZ         pf_skip_198
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_197
+	JAE         pf_skip_198
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -33223,9 +33242,9 @@ pf_skip_196:
 pf_row_3:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_197
+	JAE        pf_skip_198
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_197
+	JAE        pf_skip_198
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -33260,7 +33279,7 @@ pf_row_3:
 pf_row_4:
 	ADDQ stride+96(FP), R9
 
-pf_skip_197:
+pf_skip_198:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_3
@@ -33283,10 +33302,10 @@ scores2_4_odd_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_198
+	JNZ         pf_skip_199
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_198
+	JAE         pf_skip_199
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
@@ -33321,9 +33340,9 @@ scores2_4_odd_3:
 pf_row_5:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_198
+	JAE        pf_skip_199
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_198
+	JAE        pf_skip_199
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
@@ -33358,7 +33377,7 @@ pf_row_5:
 pf_row_6:
 	ADDQ stride+96(FP), R9
 
-pf_skip_198:
+pf_skip_199:
 scores2_4_chunks_3:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -33522,10 +33541,10 @@ scores_pairs_21:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_199
+	JNZ         pf_skip_200
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_199
+	JAE         pf_skip_200
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
@@ -33560,9 +33579,9 @@ scores_pairs_21:
 pf_row_7:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_199
+	JAE        pf_skip_200
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_199
+	JAE        pf_skip_200
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -33597,7 +33616,7 @@ pf_row_7:
 pf_row_8:
 	ADDQ stride+96(FP), DI
 
-pf_skip_199:
+pf_skip_200:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -33635,10 +33654,10 @@ scores_pairs_22:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_200
+	JNZ         pf_skip_201
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_200
+	JAE         pf_skip_201
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
@@ -33673,9 +33692,9 @@ scores_pairs_22:
 pf_row_9:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_200
+	JAE        pf_skip_201
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_200
+	JAE        pf_skip_201
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -33710,7 +33729,7 @@ pf_row_9:
 pf_row_10:
 	ADDQ stride+96(FP), DI
 
-pf_skip_200:
+pf_skip_201:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -34599,10 +34618,10 @@ pv2_single_16:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_201
+	JNZ          pf_skip_202
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_201
+	JAE          pf_skip_202
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -34637,9 +34656,9 @@ pv2_single_16:
 pf_row_11:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_201
+	JAE        pf_skip_202
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_201
+	JAE        pf_skip_202
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -34674,7 +34693,7 @@ pf_row_11:
 pf_row_12:
 	ADDQ stride+96(FP), R10
 
-pf_skip_201:
+pf_skip_202:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -34738,10 +34757,10 @@ pv2_single_17:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_202
+	JNZ          pf_skip_203
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_202
+	JAE          pf_skip_203
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -34776,9 +34795,9 @@ pv2_single_17:
 pf_row_13:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_202
+	JAE        pf_skip_203
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_202
+	JAE        pf_skip_203
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -34813,7 +34832,7 @@ pf_row_13:
 pf_row_14:
 	ADDQ stride+96(FP), R10
 
-pf_skip_202:
+pf_skip_203:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -34863,10 +34882,10 @@ pv2_single_18:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_203
+	JNZ          pf_skip_204
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_203
+	JAE          pf_skip_204
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -34901,9 +34920,9 @@ pv2_single_18:
 pf_row_15:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_203
+	JAE        pf_skip_204
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_203
+	JAE        pf_skip_204
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -34938,7 +34957,7 @@ pf_row_15:
 pf_row_16:
 	ADDQ stride+96(FP), R10
 
-pf_skip_203:
+pf_skip_204:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -34979,10 +34998,10 @@ pv2_single_19:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_204
+	JNZ          pf_skip_205
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_204
+	JAE          pf_skip_205
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -35017,9 +35036,9 @@ pv2_single_19:
 pf_row_17:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_204
+	JAE        pf_skip_205
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_204
+	JAE        pf_skip_205
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -35054,7 +35073,7 @@ pf_row_17:
 pf_row_18:
 	ADDQ stride+96(FP), R10
 
-pf_skip_204:
+pf_skip_205:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -35135,10 +35154,10 @@ pv_single_81:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_205
+	JNZ          pf_skip_206
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_205
+	JAE          pf_skip_206
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -35173,9 +35192,9 @@ pv_single_81:
 pf_row_19:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_205
+	JAE        pf_skip_206
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_205
+	JAE        pf_skip_206
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -35210,7 +35229,7 @@ pf_row_19:
 pf_row_20:
 	ADDQ stride+96(FP), R8
 
-pf_skip_205:
+pf_skip_206:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -35263,10 +35282,10 @@ pv_single_82:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_206
+	JNZ          pf_skip_207
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_206
+	JAE          pf_skip_207
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -35301,9 +35320,9 @@ pv_single_82:
 pf_row_21:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_206
+	JAE        pf_skip_207
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_206
+	JAE        pf_skip_207
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -35338,7 +35357,7 @@ pf_row_21:
 pf_row_22:
 	ADDQ stride+96(FP), R8
 
-pf_skip_206:
+pf_skip_207:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -35388,10 +35407,10 @@ pv_pair_83:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_207
+	JNZ          pf_skip_208
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_207
+	JAE          pf_skip_208
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -35426,9 +35445,9 @@ pv_pair_83:
 pf_row_23:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_207
+	JAE        pf_skip_208
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_207
+	JAE        pf_skip_208
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -35463,7 +35482,7 @@ pf_row_23:
 pf_row_24:
 	ADDQ stride+96(FP), R8
 
-pf_skip_207:
+pf_skip_208:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -35479,10 +35498,10 @@ pv_single_83:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_208
+	JNZ          pf_skip_209
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_208
+	JAE          pf_skip_209
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -35517,9 +35536,9 @@ pv_single_83:
 pf_row_25:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_208
+	JAE        pf_skip_209
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_208
+	JAE        pf_skip_209
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -35554,7 +35573,7 @@ pf_row_25:
 pf_row_26:
 	ADDQ stride+96(FP), R8
 
-pf_skip_208:
+pf_skip_209:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -35596,10 +35615,10 @@ pv_pair_84:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_209
+	JNZ          pf_skip_210
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_209
+	JAE          pf_skip_210
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -35634,9 +35653,9 @@ pv_pair_84:
 pf_row_27:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_209
+	JAE        pf_skip_210
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_209
+	JAE        pf_skip_210
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -35671,7 +35690,7 @@ pf_row_27:
 pf_row_28:
 	ADDQ stride+96(FP), R8
 
-pf_skip_209:
+pf_skip_210:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -35685,10 +35704,10 @@ pv_single_84:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_210
+	JNZ          pf_skip_211
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_210
+	JAE          pf_skip_211
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -35723,9 +35742,9 @@ pv_single_84:
 pf_row_29:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_210
+	JAE        pf_skip_211
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_210
+	JAE        pf_skip_211
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -35760,7 +35779,7 @@ pf_row_29:
 pf_row_30:
 	ADDQ stride+96(FP), R8
 
-pf_skip_210:
+pf_skip_211:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -35794,10 +35813,10 @@ pv_pair_85:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_211
+	JNZ          pf_skip_212
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_211
+	JAE          pf_skip_212
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -35832,9 +35851,9 @@ pv_pair_85:
 pf_row_31:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_211
+	JAE        pf_skip_212
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_211
+	JAE        pf_skip_212
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -35869,7 +35888,7 @@ pf_row_31:
 pf_row_32:
 	ADDQ stride+96(FP), R8
 
-pf_skip_211:
+pf_skip_212:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -35882,10 +35901,10 @@ pv_single_85:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_212
+	JNZ          pf_skip_213
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_212
+	JAE          pf_skip_213
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -35920,9 +35939,9 @@ pv_single_85:
 pf_row_33:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_212
+	JAE        pf_skip_213
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_212
+	JAE        pf_skip_213
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -35957,7 +35976,7 @@ pf_row_33:
 pf_row_34:
 	ADDQ stride+96(FP), R8
 
-pf_skip_212:
+pf_skip_213:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -36219,7 +36238,7 @@ scores4_chunk2_9:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_213
+	JAE         pf_skip_214
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -36254,9 +36273,9 @@ scores4_chunk2_9:
 pf_row_35:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_213
+	JAE        pf_skip_214
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_213
+	JAE        pf_skip_214
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -36291,7 +36310,7 @@ pf_row_35:
 pf_row_36:
 	ADDQ stride+96(FP), R9
 
-pf_skip_213:
+pf_skip_214:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -36317,7 +36336,7 @@ pf_skip_213:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_214
+	JAE         pf_skip_215
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -36352,9 +36371,9 @@ pf_skip_213:
 pf_row_37:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_214
+	JAE        pf_skip_215
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_214
+	JAE        pf_skip_215
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -36389,7 +36408,7 @@ pf_row_37:
 pf_row_38:
 	ADDQ stride+96(FP), R9
 
-pf_skip_214:
+pf_skip_215:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_9
@@ -36422,7 +36441,7 @@ scores4_odd_9:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_215
+	JAE         pf_skip_216
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
@@ -36457,9 +36476,9 @@ scores4_odd_9:
 pf_row_39:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_215
+	JAE        pf_skip_216
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_215
+	JAE        pf_skip_216
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
@@ -36494,7 +36513,7 @@ pf_row_39:
 pf_row_40:
 	ADDQ stride+96(FP), R9
 
-pf_skip_215:
+pf_skip_216:
 scores4_chunks_9:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -36810,7 +36829,7 @@ scores4_chunk2_10:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_216
+	JAE         pf_skip_217
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -36845,9 +36864,9 @@ scores4_chunk2_10:
 pf_row_41:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_216
+	JAE        pf_skip_217
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_216
+	JAE        pf_skip_217
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -36882,7 +36901,7 @@ pf_row_41:
 pf_row_42:
 	ADDQ stride+96(FP), R9
 
-pf_skip_216:
+pf_skip_217:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -36908,7 +36927,7 @@ pf_skip_216:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_217
+	JAE         pf_skip_218
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -36943,9 +36962,9 @@ pf_skip_216:
 pf_row_43:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_217
+	JAE        pf_skip_218
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_217
+	JAE        pf_skip_218
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -36980,7 +36999,7 @@ pf_row_43:
 pf_row_44:
 	ADDQ stride+96(FP), R9
 
-pf_skip_217:
+pf_skip_218:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_10
@@ -37013,7 +37032,7 @@ scores4_odd_10:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_218
+	JAE         pf_skip_219
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
@@ -37048,9 +37067,9 @@ scores4_odd_10:
 pf_row_45:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_218
+	JAE        pf_skip_219
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_218
+	JAE        pf_skip_219
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
@@ -37085,7 +37104,7 @@ pf_row_45:
 pf_row_46:
 	ADDQ stride+96(FP), R9
 
-pf_skip_218:
+pf_skip_219:
 scores4_chunks_10:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -37389,7 +37408,7 @@ scores2_8_chunk2_3:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_219
+	JAE         pf_skip_220
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
@@ -37424,9 +37443,9 @@ scores2_8_chunk2_3:
 pf_row_47:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_219
+	JAE        pf_skip_220
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_219
+	JAE        pf_skip_220
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
@@ -37461,7 +37480,7 @@ pf_row_47:
 pf_row_48:
 	ADDQ stride+96(FP), R9
 
-pf_skip_219:
+pf_skip_220:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -37489,7 +37508,7 @@ pf_skip_219:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_220
+	JAE         pf_skip_221
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
@@ -37524,9 +37543,9 @@ pf_skip_219:
 pf_row_49:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_220
+	JAE        pf_skip_221
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_220
+	JAE        pf_skip_221
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
@@ -37561,7 +37580,7 @@ pf_row_49:
 pf_row_50:
 	ADDQ stride+96(FP), R9
 
-pf_skip_220:
+pf_skip_221:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -37597,7 +37616,7 @@ scores2_8_odd_3:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_221
+	JAE         pf_skip_222
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
@@ -37632,9 +37651,9 @@ scores2_8_odd_3:
 pf_row_51:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_221
+	JAE        pf_skip_222
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_221
+	JAE        pf_skip_222
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
@@ -37669,7 +37688,7 @@ pf_row_51:
 pf_row_52:
 	ADDQ stride+96(FP), R9
 
-pf_skip_221:
+pf_skip_222:
 scores2_8_chunks_3:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -37885,7 +37904,7 @@ scores_by8_21:
 	VFMADD231PS 384(R9), Z16, Z2
 	VFMADD231PS 448(R9), Z17, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_222
+	JAE         pf_skip_223
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -37920,9 +37939,9 @@ scores_by8_21:
 pf_row_53:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_222
+	JAE        pf_skip_223
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_222
+	JAE        pf_skip_223
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -37957,7 +37976,7 @@ pf_row_53:
 pf_row_54:
 	ADDQ stride+96(FP), DI
 
-pf_skip_222:
+pf_skip_223:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
@@ -37967,7 +37986,7 @@ pf_skip_222:
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_223
+	JAE         pf_skip_224
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -38002,9 +38021,9 @@ pf_skip_222:
 pf_row_55:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_223
+	JAE        pf_skip_224
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_223
+	JAE        pf_skip_224
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -38039,7 +38058,7 @@ pf_row_55:
 pf_row_56:
 	ADDQ stride+96(FP), DI
 
-pf_skip_223:
+pf_skip_224:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
@@ -38049,7 +38068,7 @@ pf_skip_223:
 	VFMADD231PS 384(R9)(SI*2), Z16, Z4
 	VFMADD231PS 448(R9)(SI*2), Z17, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_224
+	JAE         pf_skip_225
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -38084,9 +38103,9 @@ pf_skip_223:
 pf_row_57:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_224
+	JAE        pf_skip_225
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_224
+	JAE        pf_skip_225
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -38121,7 +38140,7 @@ pf_row_57:
 pf_row_58:
 	ADDQ stride+96(FP), DI
 
-pf_skip_224:
+pf_skip_225:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
@@ -38131,7 +38150,7 @@ pf_skip_224:
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_225
+	JAE         pf_skip_226
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -38166,9 +38185,9 @@ pf_skip_224:
 pf_row_59:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_225
+	JAE        pf_skip_226
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_225
+	JAE        pf_skip_226
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -38203,7 +38222,7 @@ pf_row_59:
 pf_row_60:
 	ADDQ stride+96(FP), DI
 
-pf_skip_225:
+pf_skip_226:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
@@ -38213,7 +38232,7 @@ pf_skip_225:
 	VFMADD231PS 384(R10), Z16, Z6
 	VFMADD231PS 448(R10), Z17, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_226
+	JAE         pf_skip_227
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -38248,9 +38267,9 @@ pf_skip_225:
 pf_row_61:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_226
+	JAE        pf_skip_227
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_226
+	JAE        pf_skip_227
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -38285,7 +38304,7 @@ pf_row_61:
 pf_row_62:
 	ADDQ stride+96(FP), DI
 
-pf_skip_226:
+pf_skip_227:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
@@ -38295,7 +38314,7 @@ pf_skip_226:
 	VFMADD231PS 384(R10)(SI*1), Z16, Z7
 	VFMADD231PS 448(R10)(SI*1), Z17, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_227
+	JAE         pf_skip_228
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -38330,9 +38349,9 @@ pf_skip_226:
 pf_row_63:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_227
+	JAE        pf_skip_228
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_227
+	JAE        pf_skip_228
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -38367,7 +38386,7 @@ pf_row_63:
 pf_row_64:
 	ADDQ stride+96(FP), DI
 
-pf_skip_227:
+pf_skip_228:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
@@ -38377,7 +38396,7 @@ pf_skip_227:
 	VFMADD231PS 384(R10)(SI*2), Z16, Z8
 	VFMADD231PS 448(R10)(SI*2), Z17, Z8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_228
+	JAE         pf_skip_229
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -38412,9 +38431,9 @@ pf_skip_227:
 pf_row_65:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_228
+	JAE        pf_skip_229
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_228
+	JAE        pf_skip_229
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -38449,7 +38468,7 @@ pf_row_65:
 pf_row_66:
 	ADDQ stride+96(FP), DI
 
-pf_skip_228:
+pf_skip_229:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
@@ -38459,7 +38478,7 @@ pf_skip_228:
 	VFMADD231PS 384(R10)(R8*1), Z16, Z9
 	VFMADD231PS 448(R10)(R8*1), Z17, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_229
+	JAE         pf_skip_230
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -38494,9 +38513,9 @@ pf_skip_228:
 pf_row_67:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_229
+	JAE        pf_skip_230
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_229
+	JAE        pf_skip_230
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -38531,7 +38550,7 @@ pf_row_67:
 pf_row_68:
 	ADDQ stride+96(FP), DI
 
-pf_skip_229:
+pf_skip_230:
 	JMP scores_reduce_21
 
 scores_seq_no_17:
@@ -38546,7 +38565,7 @@ scores_seq_no_17:
 	VFMADD231PS 128(R9), Z12, Z2
 	VFMADD231PS 192(R9), Z13, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_230
+	JAE         pf_skip_231
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -38581,9 +38600,9 @@ scores_seq_no_17:
 pf_row_69:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_230
+	JAE        pf_skip_231
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_230
+	JAE        pf_skip_231
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -38618,13 +38637,13 @@ pf_row_69:
 pf_row_70:
 	ADDQ stride+96(FP), DI
 
-pf_skip_230:
+pf_skip_231:
 	VFMADD231PS (R9)(SI*1), Z10, Z3
 	VFMADD231PS 64(R9)(SI*1), Z11, Z3
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_231
+	JAE         pf_skip_232
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -38659,9 +38678,9 @@ pf_skip_230:
 pf_row_71:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_231
+	JAE        pf_skip_232
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_231
+	JAE        pf_skip_232
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -38696,13 +38715,13 @@ pf_row_71:
 pf_row_72:
 	ADDQ stride+96(FP), DI
 
-pf_skip_231:
+pf_skip_232:
 	VFMADD231PS (R9)(SI*2), Z10, Z4
 	VFMADD231PS 64(R9)(SI*2), Z11, Z4
 	VFMADD231PS 128(R9)(SI*2), Z12, Z4
 	VFMADD231PS 192(R9)(SI*2), Z13, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_232
+	JAE         pf_skip_233
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -38737,9 +38756,9 @@ pf_skip_231:
 pf_row_73:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_232
+	JAE        pf_skip_233
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_232
+	JAE        pf_skip_233
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -38774,13 +38793,13 @@ pf_row_73:
 pf_row_74:
 	ADDQ stride+96(FP), DI
 
-pf_skip_232:
+pf_skip_233:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
 	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_233
+	JAE         pf_skip_234
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -38815,9 +38834,9 @@ pf_skip_232:
 pf_row_75:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_233
+	JAE        pf_skip_234
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_233
+	JAE        pf_skip_234
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -38852,13 +38871,13 @@ pf_row_75:
 pf_row_76:
 	ADDQ stride+96(FP), DI
 
-pf_skip_233:
+pf_skip_234:
 	VFMADD231PS (R10), Z10, Z6
 	VFMADD231PS 64(R10), Z11, Z6
 	VFMADD231PS 128(R10), Z12, Z6
 	VFMADD231PS 192(R10), Z13, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_234
+	JAE         pf_skip_235
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -38893,9 +38912,9 @@ pf_skip_233:
 pf_row_77:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_234
+	JAE        pf_skip_235
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_234
+	JAE        pf_skip_235
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -38930,13 +38949,13 @@ pf_row_77:
 pf_row_78:
 	ADDQ stride+96(FP), DI
 
-pf_skip_234:
+pf_skip_235:
 	VFMADD231PS (R10)(SI*1), Z10, Z7
 	VFMADD231PS 64(R10)(SI*1), Z11, Z7
 	VFMADD231PS 128(R10)(SI*1), Z12, Z7
 	VFMADD231PS 192(R10)(SI*1), Z13, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_235
+	JAE         pf_skip_236
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -38971,9 +38990,9 @@ pf_skip_234:
 pf_row_79:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_235
+	JAE        pf_skip_236
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_235
+	JAE        pf_skip_236
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -39008,13 +39027,13 @@ pf_row_79:
 pf_row_80:
 	ADDQ stride+96(FP), DI
 
-pf_skip_235:
+pf_skip_236:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS 64(R10)(SI*2), Z11, Z8
 	VFMADD231PS 128(R10)(SI*2), Z12, Z8
 	VFMADD231PS 192(R10)(SI*2), Z13, Z8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_236
+	JAE         pf_skip_237
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -39049,9 +39068,9 @@ pf_skip_235:
 pf_row_81:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_236
+	JAE        pf_skip_237
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_236
+	JAE        pf_skip_237
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -39086,13 +39105,13 @@ pf_row_81:
 pf_row_82:
 	ADDQ stride+96(FP), DI
 
-pf_skip_236:
+pf_skip_237:
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	VFMADD231PS 64(R10)(R8*1), Z11, Z9
 	VFMADD231PS 128(R10)(R8*1), Z12, Z9
 	VFMADD231PS 192(R10)(R8*1), Z13, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_237
+	JAE         pf_skip_238
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -39127,9 +39146,9 @@ pf_skip_236:
 pf_row_83:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_237
+	JAE        pf_skip_238
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_237
+	JAE        pf_skip_238
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -39164,7 +39183,7 @@ pf_row_83:
 pf_row_84:
 	ADDQ stride+96(FP), DI
 
-pf_skip_237:
+pf_skip_238:
 	JMP scores_reduce_21
 
 scores_seq_no_18:
@@ -39182,7 +39201,7 @@ scores_pairs_23:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_238
+	JAE         pf_skip_239
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        232(SP), R13
@@ -39217,9 +39236,9 @@ scores_pairs_23:
 pf_row_85:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_238
+	JAE        pf_skip_239
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_238
+	JAE        pf_skip_239
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
@@ -39254,7 +39273,7 @@ pf_row_85:
 pf_row_86:
 	ADDQ stride+96(FP), DI
 
-pf_skip_238:
+pf_skip_239:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -40442,7 +40461,7 @@ pv4_row_25:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_239
+	JAE          pf_skip_240
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -40477,9 +40496,9 @@ pv4_row_25:
 pf_row_87:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_239
+	JAE        pf_skip_240
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_239
+	JAE        pf_skip_240
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -40514,7 +40533,7 @@ pf_row_87:
 pf_row_88:
 	ADDQ stride+96(FP), R9
 
-pf_skip_239:
+pf_skip_240:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -40586,7 +40605,7 @@ pv4_row_26:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_240
+	JAE          pf_skip_241
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -40621,9 +40640,9 @@ pv4_row_26:
 pf_row_89:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_240
+	JAE        pf_skip_241
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_240
+	JAE        pf_skip_241
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -40658,7 +40677,7 @@ pf_row_89:
 pf_row_90:
 	ADDQ stride+96(FP), R9
 
-pf_skip_240:
+pf_skip_241:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -40713,7 +40732,7 @@ pv4_row_27:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_241
+	JAE          pf_skip_242
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -40748,9 +40767,9 @@ pv4_row_27:
 pf_row_91:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_241
+	JAE        pf_skip_242
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_241
+	JAE        pf_skip_242
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -40785,7 +40804,7 @@ pf_row_91:
 pf_row_92:
 	ADDQ stride+96(FP), R9
 
-pf_skip_241:
+pf_skip_242:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -40908,7 +40927,7 @@ pv4_row_28:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_242
+	JAE          pf_skip_243
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -40943,9 +40962,9 @@ pv4_row_28:
 pf_row_93:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_242
+	JAE        pf_skip_243
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_242
+	JAE        pf_skip_243
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -40980,7 +40999,7 @@ pf_row_93:
 pf_row_94:
 	ADDQ stride+96(FP), R9
 
-pf_skip_242:
+pf_skip_243:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -41052,7 +41071,7 @@ pv4_row_29:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_243
+	JAE          pf_skip_244
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -41087,9 +41106,9 @@ pv4_row_29:
 pf_row_95:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_243
+	JAE        pf_skip_244
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_243
+	JAE        pf_skip_244
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -41124,7 +41143,7 @@ pf_row_95:
 pf_row_96:
 	ADDQ stride+96(FP), R9
 
-pf_skip_243:
+pf_skip_244:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -41179,7 +41198,7 @@ pv4_row_30:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_244
+	JAE          pf_skip_245
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -41214,9 +41233,9 @@ pv4_row_30:
 pf_row_97:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_244
+	JAE        pf_skip_245
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_244
+	JAE        pf_skip_245
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -41251,7 +41270,7 @@ pf_row_97:
 pf_row_98:
 	ADDQ stride+96(FP), R9
 
-pf_skip_244:
+pf_skip_245:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -41368,7 +41387,7 @@ pv2_single_20:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_245
+	JAE          pf_skip_246
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -41403,9 +41422,9 @@ pv2_single_20:
 pf_row_99:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_245
+	JAE        pf_skip_246
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_245
+	JAE        pf_skip_246
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -41440,7 +41459,7 @@ pf_row_99:
 pf_row_100:
 	ADDQ stride+96(FP), R10
 
-pf_skip_245:
+pf_skip_246:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -41530,7 +41549,7 @@ pv2_pair_21:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_246
+	JAE          pf_skip_247
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -41565,9 +41584,9 @@ pv2_pair_21:
 pf_row_101:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_246
+	JAE        pf_skip_247
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_246
+	JAE        pf_skip_247
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -41602,7 +41621,7 @@ pf_row_101:
 pf_row_102:
 	ADDQ stride+96(FP), R10
 
-pf_skip_246:
+pf_skip_247:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -41695,7 +41714,7 @@ pv2_pair_22:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_247
+	JAE          pf_skip_248
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -41730,9 +41749,9 @@ pv2_pair_22:
 pf_row_103:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_247
+	JAE        pf_skip_248
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_247
+	JAE        pf_skip_248
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -41767,7 +41786,7 @@ pf_row_103:
 pf_row_104:
 	ADDQ stride+96(FP), R10
 
-pf_skip_247:
+pf_skip_248:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -41836,7 +41855,7 @@ pv2_pair_23:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_248
+	JAE          pf_skip_249
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -41871,9 +41890,9 @@ pv2_pair_23:
 pf_row_105:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_248
+	JAE        pf_skip_249
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_248
+	JAE        pf_skip_249
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -41908,7 +41927,7 @@ pf_row_105:
 pf_row_106:
 	ADDQ stride+96(FP), R10
 
-pf_skip_248:
+pf_skip_249:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -42713,10 +42732,10 @@ scoresw_chunk2_4:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_249
+	JNZ         pf_skip_250
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_249
+	JAE         pf_skip_250
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -42751,9 +42770,9 @@ scoresw_chunk2_4:
 pf_row_107:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_249
+	JAE        pf_skip_250
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_249
+	JAE        pf_skip_250
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -42788,7 +42807,7 @@ pf_row_107:
 pf_row_108:
 	ADDQ stride+96(FP), R9
 
-pf_skip_249:
+pf_skip_250:
 	VCVTPH2PS   16(CX), Y13
 	VCVTPH2PS   16(CX)(R8*1), Y14
 	VMOVUPS     32(DX), Y15
@@ -42804,10 +42823,10 @@ pf_skip_249:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_250
+	JNZ         pf_skip_251
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_250
+	JAE         pf_skip_251
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -42842,9 +42861,9 @@ pf_skip_249:
 pf_row_109:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_250
+	JAE        pf_skip_251
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_250
+	JAE        pf_skip_251
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -42879,7 +42898,7 @@ pf_row_109:
 pf_row_110:
 	ADDQ stride+96(FP), R9
 
-pf_skip_250:
+pf_skip_251:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000040, DX
 	CMPQ CX, 48(SP)
@@ -42903,10 +42922,10 @@ scoresw_odd_4:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_251
+	JNZ         pf_skip_252
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_251
+	JAE         pf_skip_252
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
@@ -42941,9 +42960,9 @@ scoresw_odd_4:
 pf_row_111:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_251
+	JAE        pf_skip_252
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_251
+	JAE        pf_skip_252
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
@@ -42978,7 +42997,7 @@ pf_row_111:
 pf_row_112:
 	ADDQ stride+96(FP), R9
 
-pf_skip_251:
+pf_skip_252:
 scoresw_chunks_4:
 	VBROADCASTSS scale+64(FP), Y13
 	MOVQ         104(SP), CX
@@ -43224,10 +43243,10 @@ scores2_6_chunk2_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_252
+	JNZ         pf_skip_253
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_252
+	JAE         pf_skip_253
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        248(SP), DI
@@ -43262,9 +43281,9 @@ scores2_6_chunk2_2:
 pf_row_113:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_252
+	JAE        pf_skip_253
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_252
+	JAE        pf_skip_253
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       248(SP), DI
@@ -43299,7 +43318,7 @@ pf_row_113:
 pf_row_114:
 	ADDQ stride+96(FP), R9
 
-pf_skip_252:
+pf_skip_253:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -43321,10 +43340,10 @@ pf_skip_252:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_253
+	JNZ         pf_skip_254
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_253
+	JAE         pf_skip_254
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        248(SP), DI
@@ -43359,9 +43378,9 @@ pf_skip_252:
 pf_row_115:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_253
+	JAE        pf_skip_254
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_253
+	JAE        pf_skip_254
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       248(SP), DI
@@ -43396,7 +43415,7 @@ pf_row_115:
 pf_row_116:
 	ADDQ stride+96(FP), R9
 
-pf_skip_253:
+pf_skip_254:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -43426,10 +43445,10 @@ scores2_6_odd_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_254
+	JNZ         pf_skip_255
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_254
+	JAE         pf_skip_255
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
@@ -43464,9 +43483,9 @@ scores2_6_odd_2:
 pf_row_117:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_254
+	JAE        pf_skip_255
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_254
+	JAE        pf_skip_255
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
@@ -43501,7 +43520,7 @@ pf_row_117:
 pf_row_118:
 	ADDQ stride+96(FP), R9
 
-pf_skip_254:
+pf_skip_255:
 scores2_6_chunks_2:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -43591,10 +43610,10 @@ scores2_4_chunk2_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_255
+	JNZ         pf_skip_256
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_255
+	JAE         pf_skip_256
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -43629,9 +43648,9 @@ scores2_4_chunk2_4:
 pf_row_119:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_255
+	JAE        pf_skip_256
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_255
+	JAE        pf_skip_256
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -43666,7 +43685,7 @@ pf_row_119:
 pf_row_120:
 	ADDQ stride+96(FP), R9
 
-pf_skip_255:
+pf_skip_256:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -43682,10 +43701,10 @@ pf_skip_255:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_256
+	JNZ         pf_skip_257
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_256
+	JAE         pf_skip_257
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -43720,9 +43739,9 @@ pf_skip_255:
 pf_row_121:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_256
+	JAE        pf_skip_257
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_256
+	JAE        pf_skip_257
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -43757,7 +43776,7 @@ pf_row_121:
 pf_row_122:
 	ADDQ stride+96(FP), R9
 
-pf_skip_256:
+pf_skip_257:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_4
@@ -43780,10 +43799,10 @@ scores2_4_odd_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_257
+	JNZ         pf_skip_258
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_257
+	JAE         pf_skip_258
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
@@ -43818,9 +43837,9 @@ scores2_4_odd_4:
 pf_row_123:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_257
+	JAE        pf_skip_258
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_257
+	JAE        pf_skip_258
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
@@ -43855,7 +43874,7 @@ pf_row_123:
 pf_row_124:
 	ADDQ stride+96(FP), R9
 
-pf_skip_257:
+pf_skip_258:
 scores2_4_chunks_4:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -44026,10 +44045,10 @@ scores_pairs_25:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_258
+	JNZ         pf_skip_259
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_258
+	JAE         pf_skip_259
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
@@ -44064,9 +44083,9 @@ scores_pairs_25:
 pf_row_125:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_258
+	JAE        pf_skip_259
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_258
+	JAE        pf_skip_259
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -44101,7 +44120,7 @@ pf_row_125:
 pf_row_126:
 	ADDQ stride+96(FP), DI
 
-pf_skip_258:
+pf_skip_259:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -44151,10 +44170,10 @@ scores_pairs_26:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_259
+	JNZ         pf_skip_260
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_259
+	JAE         pf_skip_260
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
@@ -44189,9 +44208,9 @@ scores_pairs_26:
 pf_row_127:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_259
+	JAE        pf_skip_260
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_259
+	JAE        pf_skip_260
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -44226,7 +44245,7 @@ pf_row_127:
 pf_row_128:
 	ADDQ stride+96(FP), DI
 
-pf_skip_259:
+pf_skip_260:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -45126,10 +45145,10 @@ pvw_row_7:
 	VFMADD231PS  Y8, Y10, Y6
 	VFMADD231PS  Y9, Y10, Y7
 	DECQ         R10
-	JNZ          pf_skip_260
+	JNZ          pf_skip_261
 	MOVQ         ng+16(FP), R10
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_260
+	JAE          pf_skip_261
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         248(SP), R12
@@ -45164,9 +45183,9 @@ pvw_row_7:
 pf_row_129:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_260
+	JAE        pf_skip_261
 	CMPQ       R9, 232(SP)
-	JAE        pf_skip_260
+	JAE        pf_skip_261
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       248(SP), R12
@@ -45201,7 +45220,7 @@ pf_row_129:
 pf_row_130:
 	ADDQ stride+96(FP), R9
 
-pf_skip_260:
+pf_skip_261:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R11
@@ -45257,10 +45276,10 @@ pvw_row_8:
 	VBROADCASTSS (BX)(CX*1), Y5
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R10
-	JNZ          pf_skip_261
+	JNZ          pf_skip_262
 	MOVQ         ng+16(FP), R10
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_261
+	JAE          pf_skip_262
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         248(SP), R12
@@ -45295,9 +45314,9 @@ pvw_row_8:
 pf_row_131:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_261
+	JAE        pf_skip_262
 	CMPQ       R9, 232(SP)
-	JAE        pf_skip_261
+	JAE        pf_skip_262
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       248(SP), R12
@@ -45332,7 +45351,7 @@ pf_row_131:
 pf_row_132:
 	ADDQ stride+96(FP), R9
 
-pf_skip_261:
+pf_skip_262:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R11
@@ -45441,10 +45460,10 @@ pv2_single_24:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_262
+	JNZ          pf_skip_263
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_262
+	JAE          pf_skip_263
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -45479,9 +45498,9 @@ pv2_single_24:
 pf_row_133:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_262
+	JAE        pf_skip_263
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_262
+	JAE        pf_skip_263
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -45516,7 +45535,7 @@ pf_row_133:
 pf_row_134:
 	ADDQ stride+96(FP), R10
 
-pf_skip_262:
+pf_skip_263:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -45581,10 +45600,10 @@ pv2_single_25:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_263
+	JNZ          pf_skip_264
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_263
+	JAE          pf_skip_264
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -45619,9 +45638,9 @@ pv2_single_25:
 pf_row_135:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_263
+	JAE        pf_skip_264
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_263
+	JAE        pf_skip_264
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -45656,7 +45675,7 @@ pf_row_135:
 pf_row_136:
 	ADDQ stride+96(FP), R10
 
-pf_skip_263:
+pf_skip_264:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -45707,10 +45726,10 @@ pv2_single_26:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_264
+	JNZ          pf_skip_265
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_264
+	JAE          pf_skip_265
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -45745,9 +45764,9 @@ pv2_single_26:
 pf_row_137:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_264
+	JAE        pf_skip_265
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_264
+	JAE        pf_skip_265
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -45782,7 +45801,7 @@ pf_row_137:
 pf_row_138:
 	ADDQ stride+96(FP), R10
 
-pf_skip_264:
+pf_skip_265:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -45824,10 +45843,10 @@ pv2_single_27:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_265
+	JNZ          pf_skip_266
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_265
+	JAE          pf_skip_266
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -45862,9 +45881,9 @@ pv2_single_27:
 pf_row_139:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_265
+	JAE        pf_skip_266
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_265
+	JAE        pf_skip_266
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -45899,7 +45918,7 @@ pf_row_139:
 pf_row_140:
 	ADDQ stride+96(FP), R10
 
-pf_skip_265:
+pf_skip_266:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -45994,10 +46013,10 @@ pv_single_94:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_266
+	JNZ          pf_skip_267
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_266
+	JAE          pf_skip_267
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -46032,9 +46051,9 @@ pv_single_94:
 pf_row_141:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_266
+	JAE        pf_skip_267
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_266
+	JAE        pf_skip_267
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -46069,7 +46088,7 @@ pf_row_141:
 pf_row_142:
 	ADDQ stride+96(FP), R8
 
-pf_skip_266:
+pf_skip_267:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -46132,10 +46151,10 @@ pv_single_95:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_267
+	JNZ          pf_skip_268
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_267
+	JAE          pf_skip_268
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -46170,9 +46189,9 @@ pv_single_95:
 pf_row_143:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_267
+	JAE        pf_skip_268
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_267
+	JAE        pf_skip_268
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -46207,7 +46226,7 @@ pf_row_143:
 pf_row_144:
 	ADDQ stride+96(FP), R8
 
-pf_skip_267:
+pf_skip_268:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -46267,10 +46286,10 @@ pv_pair_96:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_268
+	JNZ          pf_skip_269
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_268
+	JAE          pf_skip_269
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -46305,9 +46324,9 @@ pv_pair_96:
 pf_row_145:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_268
+	JAE        pf_skip_269
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_268
+	JAE        pf_skip_269
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -46342,7 +46361,7 @@ pf_row_145:
 pf_row_146:
 	ADDQ stride+96(FP), R8
 
-pf_skip_268:
+pf_skip_269:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -46362,10 +46381,10 @@ pv_single_96:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_269
+	JNZ          pf_skip_270
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_269
+	JAE          pf_skip_270
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -46400,9 +46419,9 @@ pv_single_96:
 pf_row_147:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_269
+	JAE        pf_skip_270
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_269
+	JAE        pf_skip_270
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -46437,7 +46456,7 @@ pf_row_147:
 pf_row_148:
 	ADDQ stride+96(FP), R8
 
-pf_skip_269:
+pf_skip_270:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -46485,10 +46504,10 @@ pv_pair_97:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_270
+	JNZ          pf_skip_271
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_270
+	JAE          pf_skip_271
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -46523,9 +46542,9 @@ pv_pair_97:
 pf_row_149:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_270
+	JAE        pf_skip_271
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_270
+	JAE        pf_skip_271
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -46560,7 +46579,7 @@ pf_row_149:
 pf_row_150:
 	ADDQ stride+96(FP), R8
 
-pf_skip_270:
+pf_skip_271:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -46576,10 +46595,10 @@ pv_single_97:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_271
+	JNZ          pf_skip_272
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_271
+	JAE          pf_skip_272
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -46614,9 +46633,9 @@ pv_single_97:
 pf_row_151:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_271
+	JAE        pf_skip_272
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_271
+	JAE        pf_skip_272
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -46651,7 +46670,7 @@ pf_row_151:
 pf_row_152:
 	ADDQ stride+96(FP), R8
 
-pf_skip_271:
+pf_skip_272:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -46689,10 +46708,10 @@ pv_pair_98:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_272
+	JNZ          pf_skip_273
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_272
+	JAE          pf_skip_273
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -46727,9 +46746,9 @@ pv_pair_98:
 pf_row_153:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_272
+	JAE        pf_skip_273
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_272
+	JAE        pf_skip_273
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -46764,7 +46783,7 @@ pf_row_153:
 pf_row_154:
 	ADDQ stride+96(FP), R8
 
-pf_skip_272:
+pf_skip_273:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -46778,10 +46797,10 @@ pv_single_98:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_273
+	JNZ          pf_skip_274
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_273
+	JAE          pf_skip_274
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -46816,9 +46835,9 @@ pv_single_98:
 pf_row_155:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_273
+	JAE        pf_skip_274
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_273
+	JAE        pf_skip_274
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -46853,7 +46872,7 @@ pf_row_155:
 pf_row_156:
 	ADDQ stride+96(FP), R8
 
-pf_skip_273:
+pf_skip_274:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -47131,7 +47150,7 @@ scoresw_chunk2_5:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_274
+	JAE         pf_skip_275
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -47166,9 +47185,9 @@ scoresw_chunk2_5:
 pf_row_157:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_274
+	JAE        pf_skip_275
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_274
+	JAE        pf_skip_275
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -47203,7 +47222,7 @@ pf_row_157:
 pf_row_158:
 	ADDQ stride+96(FP), R9
 
-pf_skip_274:
+pf_skip_275:
 	VCVTPH2PS   32(CX), Z26
 	VCVTPH2PS   32(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -47231,7 +47250,7 @@ pf_skip_274:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_275
+	JAE         pf_skip_276
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -47266,9 +47285,9 @@ pf_skip_274:
 pf_row_159:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_275
+	JAE        pf_skip_276
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_275
+	JAE        pf_skip_276
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -47303,7 +47322,7 @@ pf_row_159:
 pf_row_160:
 	ADDQ stride+96(FP), R9
 
-pf_skip_275:
+pf_skip_276:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000080, DX
 	ADDQ $0x00000080, SI
@@ -47340,7 +47359,7 @@ scoresw_odd_5:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_276
+	JAE         pf_skip_277
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
@@ -47375,9 +47394,9 @@ scoresw_odd_5:
 pf_row_161:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_276
+	JAE        pf_skip_277
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_276
+	JAE        pf_skip_277
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
@@ -47412,7 +47431,7 @@ pf_row_161:
 pf_row_162:
 	ADDQ stride+96(FP), R9
 
-pf_skip_276:
+pf_skip_277:
 scoresw_chunks_5:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
@@ -47832,7 +47851,7 @@ scores4_chunk2_11:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_277
+	JAE         pf_skip_278
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -47867,9 +47886,9 @@ scores4_chunk2_11:
 pf_row_163:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_277
+	JAE        pf_skip_278
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_277
+	JAE        pf_skip_278
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -47904,7 +47923,7 @@ pf_row_163:
 pf_row_164:
 	ADDQ stride+96(FP), R9
 
-pf_skip_277:
+pf_skip_278:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -47930,7 +47949,7 @@ pf_skip_277:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_278
+	JAE         pf_skip_279
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -47965,9 +47984,9 @@ pf_skip_277:
 pf_row_165:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_278
+	JAE        pf_skip_279
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_278
+	JAE        pf_skip_279
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -48002,7 +48021,7 @@ pf_row_165:
 pf_row_166:
 	ADDQ stride+96(FP), R9
 
-pf_skip_278:
+pf_skip_279:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_11
@@ -48035,7 +48054,7 @@ scores4_odd_11:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_279
+	JAE         pf_skip_280
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
@@ -48070,9 +48089,9 @@ scores4_odd_11:
 pf_row_167:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_279
+	JAE        pf_skip_280
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_279
+	JAE        pf_skip_280
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
@@ -48107,7 +48126,7 @@ pf_row_167:
 pf_row_168:
 	ADDQ stride+96(FP), R9
 
-pf_skip_279:
+pf_skip_280:
 scores4_chunks_11:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -48431,7 +48450,7 @@ scores4_chunk2_12:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_280
+	JAE         pf_skip_281
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -48466,9 +48485,9 @@ scores4_chunk2_12:
 pf_row_169:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_280
+	JAE        pf_skip_281
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_280
+	JAE        pf_skip_281
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -48503,7 +48522,7 @@ pf_row_169:
 pf_row_170:
 	ADDQ stride+96(FP), R9
 
-pf_skip_280:
+pf_skip_281:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -48529,7 +48548,7 @@ pf_skip_280:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_281
+	JAE         pf_skip_282
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
@@ -48564,9 +48583,9 @@ pf_skip_280:
 pf_row_171:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_281
+	JAE        pf_skip_282
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_281
+	JAE        pf_skip_282
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
@@ -48601,7 +48620,7 @@ pf_row_171:
 pf_row_172:
 	ADDQ stride+96(FP), R9
 
-pf_skip_281:
+pf_skip_282:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_12
@@ -48634,7 +48653,7 @@ scores4_odd_12:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_282
+	JAE         pf_skip_283
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
@@ -48669,9 +48688,9 @@ scores4_odd_12:
 pf_row_173:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_282
+	JAE        pf_skip_283
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_282
+	JAE        pf_skip_283
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
@@ -48706,7 +48725,7 @@ pf_row_173:
 pf_row_174:
 	ADDQ stride+96(FP), R9
 
-pf_skip_282:
+pf_skip_283:
 scores4_chunks_12:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -49016,7 +49035,7 @@ scores2_8_chunk2_4:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_283
+	JAE         pf_skip_284
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
@@ -49051,9 +49070,9 @@ scores2_8_chunk2_4:
 pf_row_175:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_283
+	JAE        pf_skip_284
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_283
+	JAE        pf_skip_284
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
@@ -49088,7 +49107,7 @@ pf_row_175:
 pf_row_176:
 	ADDQ stride+96(FP), R9
 
-pf_skip_283:
+pf_skip_284:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -49116,7 +49135,7 @@ pf_skip_283:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_284
+	JAE         pf_skip_285
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
@@ -49151,9 +49170,9 @@ pf_skip_283:
 pf_row_177:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_284
+	JAE        pf_skip_285
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_284
+	JAE        pf_skip_285
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
@@ -49188,7 +49207,7 @@ pf_row_177:
 pf_row_178:
 	ADDQ stride+96(FP), R9
 
-pf_skip_284:
+pf_skip_285:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -49224,7 +49243,7 @@ scores2_8_odd_4:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_285
+	JAE         pf_skip_286
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
@@ -49259,9 +49278,9 @@ scores2_8_odd_4:
 pf_row_179:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_285
+	JAE        pf_skip_286
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_285
+	JAE        pf_skip_286
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
@@ -49296,7 +49315,7 @@ pf_row_179:
 pf_row_180:
 	ADDQ stride+96(FP), R9
 
-pf_skip_285:
+pf_skip_286:
 scores2_8_chunks_4:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -49523,7 +49542,7 @@ scores_by8_24:
 	VCVTPH2PS   224(R9), Z18
 	VFMADD231PS Z18, Z17, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_286
+	JAE         pf_skip_287
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -49558,9 +49577,9 @@ scores_by8_24:
 pf_row_181:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_286
+	JAE        pf_skip_287
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_286
+	JAE        pf_skip_287
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -49595,7 +49614,7 @@ pf_row_181:
 pf_row_182:
 	ADDQ stride+96(FP), DI
 
-pf_skip_286:
+pf_skip_287:
 	VCVTPH2PS   (R9)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z3
 	VCVTPH2PS   32(R9)(SI*1), Z18
@@ -49613,7 +49632,7 @@ pf_skip_286:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_287
+	JAE         pf_skip_288
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -49648,9 +49667,9 @@ pf_skip_286:
 pf_row_183:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_287
+	JAE        pf_skip_288
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_287
+	JAE        pf_skip_288
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -49685,7 +49704,7 @@ pf_row_183:
 pf_row_184:
 	ADDQ stride+96(FP), DI
 
-pf_skip_287:
+pf_skip_288:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -49703,7 +49722,7 @@ pf_skip_287:
 	VCVTPH2PS   224(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_288
+	JAE         pf_skip_289
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -49738,9 +49757,9 @@ pf_skip_287:
 pf_row_185:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_288
+	JAE        pf_skip_289
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_288
+	JAE        pf_skip_289
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -49775,7 +49794,7 @@ pf_row_185:
 pf_row_186:
 	ADDQ stride+96(FP), DI
 
-pf_skip_288:
+pf_skip_289:
 	VCVTPH2PS   (R9)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z5
 	VCVTPH2PS   32(R9)(R8*1), Z18
@@ -49793,7 +49812,7 @@ pf_skip_288:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_289
+	JAE         pf_skip_290
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -49828,9 +49847,9 @@ pf_skip_288:
 pf_row_187:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_289
+	JAE        pf_skip_290
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_289
+	JAE        pf_skip_290
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -49865,7 +49884,7 @@ pf_row_187:
 pf_row_188:
 	ADDQ stride+96(FP), DI
 
-pf_skip_289:
+pf_skip_290:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -49883,7 +49902,7 @@ pf_skip_289:
 	VCVTPH2PS   224(R10), Z18
 	VFMADD231PS Z18, Z17, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_290
+	JAE         pf_skip_291
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -49918,9 +49937,9 @@ pf_skip_289:
 pf_row_189:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_290
+	JAE        pf_skip_291
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_290
+	JAE        pf_skip_291
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -49955,7 +49974,7 @@ pf_row_189:
 pf_row_190:
 	ADDQ stride+96(FP), DI
 
-pf_skip_290:
+pf_skip_291:
 	VCVTPH2PS   (R10)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z7
 	VCVTPH2PS   32(R10)(SI*1), Z18
@@ -49973,7 +49992,7 @@ pf_skip_290:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_291
+	JAE         pf_skip_292
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -50008,9 +50027,9 @@ pf_skip_290:
 pf_row_191:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_291
+	JAE        pf_skip_292
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_291
+	JAE        pf_skip_292
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -50045,7 +50064,7 @@ pf_row_191:
 pf_row_192:
 	ADDQ stride+96(FP), DI
 
-pf_skip_291:
+pf_skip_292:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -50063,7 +50082,7 @@ pf_skip_291:
 	VCVTPH2PS   224(R10)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_292
+	JAE         pf_skip_293
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -50098,9 +50117,9 @@ pf_skip_291:
 pf_row_193:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_292
+	JAE        pf_skip_293
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_292
+	JAE        pf_skip_293
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -50135,7 +50154,7 @@ pf_row_193:
 pf_row_194:
 	ADDQ stride+96(FP), DI
 
-pf_skip_292:
+pf_skip_293:
 	VCVTPH2PS   (R10)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z9
 	VCVTPH2PS   32(R10)(R8*1), Z10
@@ -50153,7 +50172,7 @@ pf_skip_292:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_293
+	JAE         pf_skip_294
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -50188,9 +50207,9 @@ pf_skip_292:
 pf_row_195:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_293
+	JAE        pf_skip_294
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_293
+	JAE        pf_skip_294
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -50225,7 +50244,7 @@ pf_row_195:
 pf_row_196:
 	ADDQ stride+96(FP), DI
 
-pf_skip_293:
+pf_skip_294:
 	JMP scores_reduce_24
 
 scores_seq_no_21:
@@ -50252,7 +50271,7 @@ scores_seq_no_21:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_294
+	JAE         pf_skip_295
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -50287,9 +50306,9 @@ scores_seq_no_21:
 pf_row_197:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_294
+	JAE        pf_skip_295
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_294
+	JAE        pf_skip_295
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -50324,7 +50343,7 @@ pf_row_197:
 pf_row_198:
 	ADDQ stride+96(FP), DI
 
-pf_skip_294:
+pf_skip_295:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -50342,7 +50361,7 @@ pf_skip_294:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_295
+	JAE         pf_skip_296
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -50377,9 +50396,9 @@ pf_skip_294:
 pf_row_199:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_295
+	JAE        pf_skip_296
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_295
+	JAE        pf_skip_296
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -50414,7 +50433,7 @@ pf_row_199:
 pf_row_200:
 	ADDQ stride+96(FP), DI
 
-pf_skip_295:
+pf_skip_296:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -50432,7 +50451,7 @@ pf_skip_295:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_296
+	JAE         pf_skip_297
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -50467,9 +50486,9 @@ pf_skip_295:
 pf_row_201:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_296
+	JAE        pf_skip_297
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_296
+	JAE        pf_skip_297
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -50504,7 +50523,7 @@ pf_row_201:
 pf_row_202:
 	ADDQ stride+96(FP), DI
 
-pf_skip_296:
+pf_skip_297:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -50522,7 +50541,7 @@ pf_skip_296:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_297
+	JAE         pf_skip_298
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -50557,9 +50576,9 @@ pf_skip_296:
 pf_row_203:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_297
+	JAE        pf_skip_298
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_297
+	JAE        pf_skip_298
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -50594,7 +50613,7 @@ pf_row_203:
 pf_row_204:
 	ADDQ stride+96(FP), DI
 
-pf_skip_297:
+pf_skip_298:
 	JMP scores_reduce_24
 
 scores_seq_no_22:
@@ -50620,7 +50639,7 @@ scores_pairs_27:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_298
+	JAE         pf_skip_299
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        232(SP), R13
@@ -50655,9 +50674,9 @@ scores_pairs_27:
 pf_row_205:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_298
+	JAE        pf_skip_299
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_298
+	JAE        pf_skip_299
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
@@ -50692,7 +50711,7 @@ pf_row_205:
 pf_row_206:
 	ADDQ stride+96(FP), DI
 
-pf_skip_298:
+pf_skip_299:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -52035,7 +52054,7 @@ pvw_row_9:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_299
+	JAE          pf_skip_300
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         232(SP), R12
@@ -52070,9 +52089,9 @@ pvw_row_9:
 pf_row_207:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_299
+	JAE        pf_skip_300
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_299
+	JAE        pf_skip_300
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       232(SP), R12
@@ -52107,7 +52126,7 @@ pf_row_207:
 pf_row_208:
 	ADDQ stride+96(FP), R9
 
-pf_skip_299:
+pf_skip_300:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -52193,7 +52212,7 @@ pvw_row_10:
 	VBROADCASTSS (R11)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_300
+	JAE          pf_skip_301
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         232(SP), R12
@@ -52228,9 +52247,9 @@ pvw_row_10:
 pf_row_209:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_300
+	JAE        pf_skip_301
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_300
+	JAE        pf_skip_301
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       232(SP), R12
@@ -52265,7 +52284,7 @@ pf_row_209:
 pf_row_210:
 	ADDQ stride+96(FP), R9
 
-pf_skip_300:
+pf_skip_301:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -52400,7 +52419,7 @@ pv4_row_31:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_301
+	JAE          pf_skip_302
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -52435,9 +52454,9 @@ pv4_row_31:
 pf_row_211:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_301
+	JAE        pf_skip_302
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_301
+	JAE        pf_skip_302
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -52472,7 +52491,7 @@ pf_row_211:
 pf_row_212:
 	ADDQ stride+96(FP), R9
 
-pf_skip_301:
+pf_skip_302:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -52545,7 +52564,7 @@ pv4_row_32:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_302
+	JAE          pf_skip_303
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -52580,9 +52599,9 @@ pv4_row_32:
 pf_row_213:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_302
+	JAE        pf_skip_303
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_302
+	JAE        pf_skip_303
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -52617,7 +52636,7 @@ pf_row_213:
 pf_row_214:
 	ADDQ stride+96(FP), R9
 
-pf_skip_302:
+pf_skip_303:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -52673,7 +52692,7 @@ pv4_row_33:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_303
+	JAE          pf_skip_304
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -52708,9 +52727,9 @@ pv4_row_33:
 pf_row_215:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_303
+	JAE        pf_skip_304
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_303
+	JAE        pf_skip_304
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -52745,7 +52764,7 @@ pf_row_215:
 pf_row_216:
 	ADDQ stride+96(FP), R9
 
-pf_skip_303:
+pf_skip_304:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -52869,7 +52888,7 @@ pv4_row_34:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_304
+	JAE          pf_skip_305
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -52904,9 +52923,9 @@ pv4_row_34:
 pf_row_217:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_304
+	JAE        pf_skip_305
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_304
+	JAE        pf_skip_305
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -52941,7 +52960,7 @@ pf_row_217:
 pf_row_218:
 	ADDQ stride+96(FP), R9
 
-pf_skip_304:
+pf_skip_305:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -53014,7 +53033,7 @@ pv4_row_35:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_305
+	JAE          pf_skip_306
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -53049,9 +53068,9 @@ pv4_row_35:
 pf_row_219:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_305
+	JAE        pf_skip_306
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_305
+	JAE        pf_skip_306
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -53086,7 +53105,7 @@ pf_row_219:
 pf_row_220:
 	ADDQ stride+96(FP), R9
 
-pf_skip_305:
+pf_skip_306:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -53142,7 +53161,7 @@ pv4_row_36:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_306
+	JAE          pf_skip_307
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
@@ -53177,9 +53196,9 @@ pv4_row_36:
 pf_row_221:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_306
+	JAE        pf_skip_307
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_306
+	JAE        pf_skip_307
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -53214,7 +53233,7 @@ pf_row_221:
 pf_row_222:
 	ADDQ stride+96(FP), R9
 
-pf_skip_306:
+pf_skip_307:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -53333,7 +53352,7 @@ pv2_pair_28:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_307
+	JAE          pf_skip_308
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -53368,9 +53387,9 @@ pv2_pair_28:
 pf_row_223:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_307
+	JAE        pf_skip_308
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_307
+	JAE        pf_skip_308
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -53405,7 +53424,7 @@ pf_row_223:
 pf_row_224:
 	ADDQ stride+96(FP), R10
 
-pf_skip_307:
+pf_skip_308:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -53499,7 +53518,7 @@ pv2_pair_29:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_308
+	JAE          pf_skip_309
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -53534,9 +53553,9 @@ pv2_pair_29:
 pf_row_225:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_308
+	JAE        pf_skip_309
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_308
+	JAE        pf_skip_309
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -53571,7 +53590,7 @@ pf_row_225:
 pf_row_226:
 	ADDQ stride+96(FP), R10
 
-pf_skip_308:
+pf_skip_309:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -53641,7 +53660,7 @@ pv2_pair_30:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_309
+	JAE          pf_skip_310
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
@@ -53676,9 +53695,9 @@ pv2_pair_30:
 pf_row_227:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_309
+	JAE        pf_skip_310
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_309
+	JAE        pf_skip_310
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
@@ -53713,7 +53732,7 @@ pf_row_227:
 pf_row_228:
 	ADDQ stride+96(FP), R10
 
-pf_skip_309:
+pf_skip_310:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -54649,10 +54668,10 @@ scores_q8_6:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_310
+	JNZ          pf_skip_311
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 208(SP)
-	JAE          pf_skip_310
+	JAE          pf_skip_311
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -54687,9 +54706,9 @@ scores_q8_6:
 pf_row_229:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_310
+	JAE        pf_skip_311
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_310
+	JAE        pf_skip_311
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -54724,7 +54743,7 @@ pf_row_229:
 pf_row_230:
 	ADDQ stride+96(FP), DI
 
-pf_skip_310:
+pf_skip_311:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -55603,10 +55622,10 @@ pv_single_107:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_311
+	JNZ          pf_skip_312
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_311
+	JAE          pf_skip_312
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -55641,9 +55660,9 @@ pv_single_107:
 pf_row_231:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_311
+	JAE        pf_skip_312
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_311
+	JAE        pf_skip_312
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -55678,7 +55697,7 @@ pf_row_231:
 pf_row_232:
 	ADDQ stride+96(FP), R8
 
-pf_skip_311:
+pf_skip_312:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -55755,10 +55774,10 @@ pv_pair_108:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_312
+	JNZ          pf_skip_313
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_312
+	JAE          pf_skip_313
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -55793,9 +55812,9 @@ pv_pair_108:
 pf_row_233:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_312
+	JAE        pf_skip_313
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_312
+	JAE        pf_skip_313
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -55830,7 +55849,7 @@ pf_row_233:
 pf_row_234:
 	ADDQ stride+96(FP), R8
 
-pf_skip_312:
+pf_skip_313:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -55858,10 +55877,10 @@ pv_single_108:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_313
+	JNZ          pf_skip_314
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_313
+	JAE          pf_skip_314
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -55896,9 +55915,9 @@ pv_single_108:
 pf_row_235:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_313
+	JAE        pf_skip_314
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_313
+	JAE        pf_skip_314
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -55933,7 +55952,7 @@ pf_row_235:
 pf_row_236:
 	ADDQ stride+96(FP), R8
 
-pf_skip_313:
+pf_skip_314:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -55974,10 +55993,10 @@ pv_pair_109:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_314
+	JNZ          pf_skip_315
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_314
+	JAE          pf_skip_315
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -56012,9 +56031,9 @@ pv_pair_109:
 pf_row_237:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_314
+	JAE        pf_skip_315
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_314
+	JAE        pf_skip_315
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -56049,7 +56068,7 @@ pf_row_237:
 pf_row_238:
 	ADDQ stride+96(FP), R8
 
-pf_skip_314:
+pf_skip_315:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -56061,10 +56080,10 @@ pv_single_109:
 	JZ           pv_merge_109
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_315
+	JNZ          pf_skip_316
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_315
+	JAE          pf_skip_316
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -56099,9 +56118,9 @@ pv_single_109:
 pf_row_239:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_315
+	JAE        pf_skip_316
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_315
+	JAE        pf_skip_316
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -56136,7 +56155,7 @@ pf_row_239:
 pf_row_240:
 	ADDQ stride+96(FP), R8
 
-pf_skip_315:
+pf_skip_316:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -56171,10 +56190,10 @@ pv_pair_110:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_316
+	JNZ          pf_skip_317
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_316
+	JAE          pf_skip_317
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -56209,9 +56228,9 @@ pv_pair_110:
 pf_row_241:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_316
+	JAE        pf_skip_317
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_316
+	JAE        pf_skip_317
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -56246,7 +56265,7 @@ pf_row_241:
 pf_row_242:
 	ADDQ stride+96(FP), R8
 
-pf_skip_316:
+pf_skip_317:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -56258,10 +56277,10 @@ pv_single_110:
 	JZ           pv_merge_110
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_317
+	JNZ          pf_skip_318
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_317
+	JAE          pf_skip_318
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -56296,9 +56315,9 @@ pv_single_110:
 pf_row_243:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_317
+	JAE        pf_skip_318
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_317
+	JAE        pf_skip_318
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -56333,7 +56352,7 @@ pf_row_243:
 pf_row_244:
 	ADDQ stride+96(FP), R8
 
-pf_skip_317:
+pf_skip_318:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -56585,7 +56604,7 @@ scores_q8_7:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 208(SP)
-	JAE             pf_skip_318
+	JAE             pf_skip_319
 	MOVQ            DI, R13
 	ANDQ            $0x0000003f, R13
 	ADDQ            232(SP), R13
@@ -56620,9 +56639,9 @@ scores_q8_7:
 pf_row_245:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_318
+	JAE        pf_skip_319
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_318
+	JAE        pf_skip_319
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
@@ -56657,7 +56676,7 @@ pf_row_245:
 pf_row_246:
 	ADDQ stride+96(FP), DI
 
-pf_skip_318:
+pf_skip_319:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11

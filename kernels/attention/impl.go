@@ -53,6 +53,10 @@ const (
 	// tile holds at most smallTileBytes of K runs the AVX2 kernel, its
 	// pairs' prefetch spread over the heads (smallTilesOn).
 	modeSmallTiles
+	// modeSoftmaxStep: AVX2's head-major f32 pairs begin the next tile's K
+	// in each pair's softmax, 8 lines (the generator's softmaxStepOf,
+	// softmaxStepOn).
+	modeSoftmaxStep
 )
 
 // String names the paths in m, for test failures and listings.
@@ -76,6 +80,9 @@ func (m flashMode) String() string {
 	}
 	if m&modeNearT1 != 0 {
 		s += ", f32 near stream into L2"
+	}
+	if m&modeSoftmaxStep != 0 {
+		s += ", f32 pairs' softmax stepping the next K"
 	}
 	if m&modeSmallTiles != 0 {
 		s += ", f32 groups of small tiles in AVX2's pairs"

@@ -953,7 +953,26 @@ const (
 	modeFar
 	modeSplit
 	modeNearT1
+	modeSmallTiles // read by flashAsm in Go, never here
+	modeSoftmaxStep
 )
+
+// softmaxStepOf reports whether t's flash kernel has the softmax step of
+// AVX2's head-major f32 pairs: each pair's softmax begins the next tile's
+// K (pfK), two lines per byte of an element (8 lines), as the AVX-512
+// pairs' near stream does, where the mode argument has modeSoftmaxStep
+// (softmaxStepOn in decode_amd64.go: Zen 4, where it was measured). On
+// an AMD EPYC family 25 model 17 (2026-11-29, one thread, hd 128, ctx
+// 32768 with copies rotated past 1.2 GB, in one process with the bit
+// flipped between timed batches, 7–9 rounds, median time with it over
+// without): 32:8 at tile_k 8 0.89–0.91 (six sets; 10.1–11.2 ms a call to
+// 9.2–10.0), at 16 and 32 0.99; 64:8 at 8 0.98; 16:8 0.99–1.00, 48:8
+// 1.01–1.02; hd 64 (tk 16) 0.98, hd 256 (tk 4) 1.00; in L3 (ctx 1024)
+// 1.00–1.01. One line alone there did as much (0.89), and so did the
+// next K's first line touched at the tile's start (0.90, but f16 1.05):
+// what counts is that the next tile's K begins before P·V, not the bytes.
+// f16 (four lines) went 1.00–1.01, one line 1.02: f32 alone.
+func softmaxStepOf(t tier) bool { return t.W == 8 && t.kv.size == 4 && !t.pos }
 
 // splitSteps is set while the loops are emitted whose prefetch steps go a
 // line after each load (stepPart): the octs' always (a path only Intel
@@ -2643,16 +2662,29 @@ func (t tier) flashDecode() {
 	// hd 64 and 256 0.91–1.01; in L3 (ctx 1024 and 4096) 0.97–1.00, one
 	// noisy set 0.98–1.07. Twice those lines: f32 0.85–0.90, f16
 	// 0.99–1.02; half: f32 0.94, f16 0.90–0.97; twice, from the first pair
-	// alone: as kept (f32 0.83–0.89, f16 0.91–0.95). Not kept: the same in
-	// AVX2's spread pairs (a non-spread step here), f32 and f16 0.97–1.13
-	// from DRAM; a 64:8 group's second quad of scores beginning the next K
-	// once this V is fetched, 1.05–1.10.
+	// alone: as kept (f32 0.83–0.89, f16 0.91–0.95). The same in AVX2's
+	// spread pairs (a step of its own, their countdown left to P·V) took
+	// f32 and f16 0.97–1.13 from DRAM on Zen 5, but is Zen 4's for f32
+	// where the caller asks (softmaxStepOf). Not kept: a 64:8 group's
+	// second quad of scores beginning the next K once this V is fetched,
+	// 1.05–1.10.
 	softmax := func(n int) func() {
 		return func() {
 			if n == 2 && near {
 				pfK.hold()
 				pfK.stepN(2 * t.kv.size)
 				pfK.release()
+			}
+			if n == 2 && softmaxStepOf(t) { // where the caller asks
+				no := NewLabel("softmax_nostep")
+				TESTQ(U32(modeSoftmaxStep), paramAddr("mode"))
+				JZ(LabelRef(no))
+				pfK.spread = false // a step of its own: the countdown is P·V's
+				pfK.hold()
+				pfK.stepN(2 * t.kv.size)
+				pfK.release()
+				pfK.spread = true
+				Label(no)
 			}
 			for k := range n {
 				rescale(k)
