@@ -791,7 +791,10 @@ func ctxCell(r *results.Record) string {
 func groupShape(t isa.Tier) string {
 	s := groupSets(t)
 	if attention.SmallTileGroups(t) {
-		s += fmt.Sprintf("; f32 head-major groups of 2 to 7 with at most %d bytes of K a tile: AVX2's kernel (its pairs, faster from DRAM here)", attention.SmallTileBytes)
+		s += fmt.Sprintf("; f32 head-major groups of 2 to 7 with at most %d bytes of K a tile: AVX2's kernel (avx2's pairs, faster from DRAM here)", attention.SmallTileBytes)
+	}
+	if t == isa.AVX2 && attention.SoftmaxStepPairs(t) {
+		s += " (f32 head-major: each pair's softmax begins the next tile's K, faster from DRAM here)"
 	}
 	return s
 }

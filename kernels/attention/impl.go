@@ -143,6 +143,15 @@ func SmallTileGroups(t isa.Tier) bool {
 	return ok && im.mode&modeSmallTiles != 0
 }
 
+// SoftmaxStepPairs reports whether, in tier t on this CPU, AVX2's
+// head-major f32 pairs (the AVX2 tier's groups, and the AVX-512 tier's
+// where SmallTileGroups) begin the next tile's K in each pair's softmax,
+// where that was measured faster: Zen 4 (softmaxStepOn).
+func SoftmaxStepPairs(t isa.Tier) bool {
+	im, ok := Lookup(t)
+	return ok && im.mode&modeSoftmaxStep != 0
+}
+
 // SmallTileBytes is the largest tile, in bytes of K, that SmallTileGroups
 // concerns: 4 KB and a row (hd 128: tile_k 8; hd 64: 16; hd 256: 4).
 const SmallTileBytes = smallTileBytes
