@@ -235,7 +235,8 @@ func nearT1On(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v
 //     15.5 (its best, 16: 14.0); 16:8 tk 8 12.7 against 14.5; 48:8 tk 8
 //     13.9 against 17.9. AVX2's f32 pairs stream fastest with tiles of
 //     4 KB of K (32:8 hd 128 76–81 % of the roofline bound at tk 8, 65 %
-//     at 32), AVX-512's quads with 8 to 16 KB.
+//     at 32; with softmaxStepOn's step, later, 86–87 % at tk 8),
+//     AVX-512's quads with 8 to 16 KB.
 //   - in L3 (hd 128, ctx 1024), µs a call: 32:8 tk 8 229.5 against 247.0,
 //     48:8 346 against 361, 16:8 144 against 139 (the one loss, 4 %).
 //

@@ -153,7 +153,8 @@ func SoftmaxStepPairs(t isa.Tier) bool {
 }
 
 // SmallTileBytes is the largest tile, in bytes of K, that SmallTileGroups
-// concerns: 4 KB and a row (hd 128: tile_k 8; hd 64: 16; hd 256: 4).
+// concerns: 4352, 4 KB and a little (f32 hd 128: tile_k 8; hd 64: 16;
+// hd 256: 4).
 const SmallTileBytes = smallTileBytes
 
 func anyMode(m flashMode) bool {
