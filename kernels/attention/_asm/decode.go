@@ -1524,6 +1524,18 @@ func (p *prefetcher) stepRows(skip LabelRef) {
 	row()
 }
 
+// stepOnce is a step of lines lines on its own, outside any loop that
+// holds p: a spread prefetcher's too, its countdown left as it is (the
+// countdown paces the loops' steps, not this one).
+func (p *prefetcher) stepOnce(lines int) {
+	spread := p.spread
+	p.spread = false
+	p.hold()
+	p.stepN(lines)
+	p.release()
+	p.spread = spread
+}
+
 // restart makes the next step of a spread prefetcher prefetch.
 func (p *prefetcher) restart() {
 	if p.spread {
@@ -2671,19 +2683,13 @@ func (t tier) flashDecode() {
 	softmax := func(n int) func() {
 		return func() {
 			if n == 2 && near {
-				pfK.hold()
-				pfK.stepN(2 * t.kv.size)
-				pfK.release()
+				pfK.stepOnce(2 * t.kv.size)
 			}
 			if n == 2 && softmaxStepOf(t) { // where the caller asks
 				no := NewLabel("softmax_nostep")
 				TESTQ(U32(modeSoftmaxStep), paramAddr("mode"))
 				JZ(LabelRef(no))
-				pfK.spread = false // a step of its own: the countdown is P·V's
-				pfK.hold()
-				pfK.stepN(2 * t.kv.size)
-				pfK.release()
-				pfK.spread = true
+				pfK.stepOnce(2 * t.kv.size)
 				Label(no)
 			}
 			for k := range n {
