@@ -827,6 +827,9 @@ func (attentionFamily) List(w io.Writer) {
 	if attention.LonePipelined() {
 		lone = "pipelined: the next tile's scores beside this tile's P·V, four keys at a time (head-major AVX-512 f16 and AVX2 f32; the others take the phases)"
 	}
+	if attention.Q8LoneNarrow(isa.AVX512) {
+		lone += "; over a head-major q8_0 cache the avx512 tier runs avx2's kernel (faster here)"
+	}
 	fmt.Fprintf(w, "  a lone head (decode-flash, groups of one) on this CPU: %s\n", lone)
 	fmt.Fprintln(w, "  a GQA group (decode-flash-gqa, decode-split) on this CPU (the wide sets where they were measured faster):")
 	for _, t := range attention.Tiers() {

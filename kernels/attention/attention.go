@@ -507,6 +507,15 @@ func smallTileGroup(typ KVType, g, d, tk int) bool {
 	return typ == F32 && g >= 2 && g < 8 && tk*typ.RowBytes(d) <= smallTileBytes
 }
 
+// narrowFor reports whether a head-major call of g heads over a cache of
+// typ, at head dim d and tile tk, runs the narrower tier's kernel under
+// mode (flashAsm): an f32 group in small tiles (modeSmallTiles), a q8_0
+// lone head (modeQ8Lone).
+func narrowFor(mode flashMode, typ KVType, g, d, tk int) bool {
+	return mode&modeSmallTiles != 0 && smallTileGroup(typ, g, d, tk) ||
+		mode&modeQ8Lone != 0 && typ == Q8_0 && g == 1
+}
+
 // Tile returns the resolved tile_k: TileK, or auto's on this CPU
 // (AutoTileKFor, and loneTileCap where the CPU sets one).
 func (p Params) Tile() int {

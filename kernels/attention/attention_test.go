@@ -258,6 +258,9 @@ func flashPaths(im Impl, p Params) []Impl {
 	}
 	if p.Kernel == DecodeFlash || p.Group() == 1 {
 		flip(modeLonePipe)
+		if p.KV == Q8_0 {
+			flip(modeQ8Lone) // AVX-512's q8_0 lone heads in AVX2's kernel
+		}
 	}
 	if p.Kernel != DecodeFlash && p.Group() >= 4 && p.KV != Q8_0 {
 		flip(modeWide)  // f16: AVX-512 eight heads, then quads; AVX2 four, then pairs; f32: AVX-512 eight (groups of 8–15)
@@ -684,6 +687,34 @@ func TestSmallTileGroup(t *testing.T) {
 	} {
 		if got := smallTileGroup(c.kv, c.g, c.d, c.tk); got != c.want {
 			t.Errorf("smallTileGroup(%s, g %d, d %d, tk %d) = %v, want %v", c.kv, c.g, c.d, c.tk, got, c.want)
+		}
+	}
+}
+
+// TestNarrowFor: the calls the AVX-512 tier runs in AVX2's kernel where
+// its mode asks (flashAsm), and none where it does not.
+func TestNarrowFor(t *testing.T) {
+	for _, c := range []struct {
+		mode     flashMode
+		kv       KVType
+		g, d, tk int
+		want     bool
+	}{
+		{modeSmallTiles, F32, 4, 128, 8, true},
+		{modeSmallTiles, F32, 4, 128, 16, false},
+		{modeSmallTiles, Q8_0, 1, 128, 32, false},
+		{modeQ8Lone, Q8_0, 1, 128, 32, true},
+		{modeQ8Lone, Q8_0, 1, 64, 128, true},
+		{modeQ8Lone, Q8_0, 2, 128, 32, false}, // groups keep AVX-512's
+		{modeQ8Lone, F16, 1, 128, 16, false},
+		{modeQ8Lone, F32, 4, 128, 8, false},
+		{modeSmallTiles | modeQ8Lone, F32, 4, 128, 8, true},
+		{modeSmallTiles | modeQ8Lone, Q8_0, 1, 128, 32, true},
+		{0, F32, 4, 128, 8, false},
+		{0, Q8_0, 1, 128, 32, false},
+	} {
+		if got := narrowFor(c.mode, c.kv, c.g, c.d, c.tk); got != c.want {
+			t.Errorf("narrowFor(%v, %s, g %d, d %d, tk %d) = %v, want %v", c.mode, c.kv, c.g, c.d, c.tk, got, c.want)
 		}
 	}
 }

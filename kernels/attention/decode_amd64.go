@@ -247,6 +247,21 @@ func nearT1On(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v
 // Intel and Zen 5 never measured so.
 func smallTilesOn(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v, fam) }
 
+// q8LoneOn reports whether tier t runs a head-major q8_0 lone head
+// (decode-flash, and groups of one) in the AVX2 kernel (modeQ8Lone) on a
+// CPU of vendor v and family fam: on Zen 4's AVX-512 alone, whose 512-bit
+// int8 dot products run on 256-bit units (the roofline's q8-decode loop
+// there: AVX-512 55 GFLOP/s, AVX2 61). Measured on an AMD EPYC family 25
+// model 17 (2026-11-29), one thread, ckbench sweep attention --kernel
+// decode-flash --heads 1:1 --kv q8_0 --isa avx2,avx512 (tiles auto, the
+// lone cap's), AVX-512's time over AVX2's: from DRAM (ctx 32768 --cold,
+// two rounds, fast and exact exp) hd 64 1.02–1.04, hd 128 1.01–1.02, hd
+// 256 1.01–1.02; 8:8 (MHA) 1.04; in L3 (ctx 4096) 1.06 (hd 256) to 1.10
+// (hd 64), ctx 1024 1.08. Groups keep AVX-512's kernel (32:8 from DRAM
+// 0.95 of AVX2's time, though 1.06 in L3), and so do position-major
+// caches (not measured).
+func q8LoneOn(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v, fam) }
+
 // softmaxStepOn reports whether AVX2's head-major f32 pairs begin the
 // next tile's K in each pair's softmax (modeSoftmaxStep; the generator's
 // softmaxStepOf, whose doc has the measurements) on a CPU of vendor v and
@@ -273,6 +288,9 @@ func modeOn(t isa.Tier, v cpuid.Vendor, fam int, avx512 bool) flashMode {
 	}
 	if softmaxStepOn(v, fam, avx512) {
 		m |= modeSoftmaxStep
+	}
+	if q8LoneOn(t, v, fam) {
+		m |= modeQ8Lone
 	}
 	return m
 }
@@ -310,17 +328,15 @@ func withExp(mode flashMode, e Exp) flashMode {
 // cache: the same kernels but for how they prefetch, row by row). The
 // slice expressions are the bounds checks the asm cannot do.
 //
-// narrow, where not nil, is a narrower tier's head-major kernels, which a
-// head-major f32 group of 2 to 7 heads whose tile holds at most
-// smallTileBytes of K runs where mode has modeSmallTiles (smallTilesOn).
-// Their workspace is the same, and they read only the mode bits they
-// have.
+// narrow, where not nil, is a narrower tier's head-major kernels, which
+// the calls narrowFor names run (smallTilesOn, q8LoneOn). Their
+// workspace is the same, and they read only the mode bits they have.
 func flashAsm(head, pos flashKernels, narrow *flashKernels) flashFunc {
 	return func(o, q []float32, g int, k, v kvSrc, n, d, tk int, scale float32, e Exp, ws []float32, mode flashMode) {
 		fs := &head
 		if k.rs > 1 {
 			fs = &pos
-		} else if narrow != nil && mode&modeSmallTiles != 0 && smallTileGroup(k.typ, g, d, tk) {
+		} else if narrow != nil && narrowFor(mode, k.typ, g, d, tk) {
 			fs = narrow
 		}
 		f := fs[k.typ]

@@ -57,6 +57,9 @@ const (
 	// in each pair's softmax, 8 lines (the generator's softmaxStepOf,
 	// softmaxStepOn).
 	modeSoftmaxStep
+	// modeQ8Lone: an AVX-512 head-major q8_0 lone head (g = 1) runs the
+	// AVX2 kernel (q8LoneOn).
+	modeQ8Lone
 )
 
 // String names the paths in m, for test failures and listings.
@@ -86,6 +89,9 @@ func (m flashMode) String() string {
 	}
 	if m&modeSmallTiles != 0 {
 		s += ", f32 groups of small tiles in AVX2's pairs"
+	}
+	if m&modeQ8Lone != 0 {
+		s += ", q8_0 lone heads in AVX2's kernel"
 	}
 	if m&modeFar != 0 {
 		return s + " with a far stream"
@@ -150,6 +156,15 @@ func SmallTileGroups(t isa.Tier) bool {
 func SoftmaxStepPairs(t isa.Tier) bool {
 	im, ok := Lookup(t)
 	return ok && im.mode&modeSoftmaxStep != 0
+}
+
+// Q8LoneNarrow reports whether, in tier t on this CPU, a head-major
+// q8_0 lone head (decode-flash, and groups of one) runs the narrower AVX2
+// tier's kernel, where that was measured faster: AVX-512 on Zen 4
+// (q8LoneOn). Either way the results are the same.
+func Q8LoneNarrow(t isa.Tier) bool {
+	im, ok := Lookup(t)
+	return ok && im.mode&modeQ8Lone != 0
 }
 
 // SmallTileBytes is the largest tile, in bytes of K, that SmallTileGroups

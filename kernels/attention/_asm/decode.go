@@ -955,6 +955,7 @@ const (
 	modeNearT1
 	modeSmallTiles // read by flashAsm in Go, never here
 	modeSoftmaxStep
+	modeQ8Lone // read by flashAsm in Go, never here
 )
 
 // softmaxStepOf reports whether t's flash kernel has the softmax step of
