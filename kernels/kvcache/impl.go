@@ -223,7 +223,16 @@ func (im *Impl) posMajor(p *Params, b *Buffers, k, v []byte) {
 // (AVX-512) and 0.965 (AVX2) of the time, but in sweeps alternated (5
 // rounds, Zen 5) 0.99 and 1.00. The q8_0 store's own bound is in
 // BenchmarkQ8Floor.
-const posBlockBytes = 256 << 10
+//
+// Chosen once from cpuid: defaultPosBlockBytes, and zen4PosBlockBytes on
+// Zen 4 (zen4PosBlocksOn in store_amd64.go, whose doc has the
+// measurements).
+var posBlockBytes = defaultPosBlockBytes
+
+const (
+	defaultPosBlockBytes = 256 << 10
+	zen4PosBlockBytes    = 1 << 20
+)
 
 // storeOf is the row store of kv.
 func (im *Impl) storeOf(kv attention.KVType) *store {

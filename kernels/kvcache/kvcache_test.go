@@ -124,6 +124,10 @@ func cases() []Params {
 // (f16 rounded to nearest even, q8_0 GGML's quantizer, f32 the values,
 // specials included) into exactly the rows of the store, in both layouts.
 func TestStores(t *testing.T) {
+	// The default blocks on every CPU, so that cases' 200 positions span
+	// more than one (a CPU may take larger ones: zen4PosBlocksOn).
+	defer func(b int) { posBlockBytes = b }(posBlockBytes)
+	posBlockBytes = defaultPosBlockBytes
 	isatest.Run(t, Impls(), func(t *testing.T, im Impl) {
 		for _, p := range cases() {
 			name := fmt.Sprintf("%s/%s/%s/hd=%d/n=%d/pos=%d", p.Op, p.KV, p.Layout, p.D, p.Count(), p.Pos)
