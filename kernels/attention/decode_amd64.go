@@ -102,7 +102,7 @@ func init() {
 // q8_0 lone heads were faster at tk 128 than 32 from DRAM (AutoTileKFor),
 // and the Xeon's nearly even (0.96–0.98).
 func loneTileCapOn(v cpuid.Vendor, fam int, avx512 bool) int {
-	if zen4(v, fam, avx512) {
+	if isa.Zen4(v, fam, avx512) {
 		return zen4LoneTileBytes
 	}
 	return 0
@@ -187,17 +187,10 @@ func wideOn(t isa.Tier, v cpuid.Vendor, fam int) bool {
 	return v != cpuid.AMD || zen4AVX512(t, v, fam)
 }
 
-// zen4 reports whether a CPU of vendor v and family fam, with AVX-512 or
-// without, is a Zen 4 core: AMD family 0x19 with AVX-512 (Zen 3, the
-// family's other core, has none).
-func zen4(v cpuid.Vendor, fam int, avx512 bool) bool {
-	return v == cpuid.AMD && fam == 0x19 && avx512
-}
-
 // zen4AVX512 reports whether t is the AVX-512 tier of a Zen 4 core (the
 // tier runs only where the CPU has AVX-512).
 func zen4AVX512(t isa.Tier, v cpuid.Vendor, fam int) bool {
-	return t == isa.AVX512 && zen4(v, fam, true)
+	return t == isa.AVX512 && isa.Zen4(v, fam, true)
 }
 
 // nearT1On reports whether tier t's head-major f32 quads, octs and pairs
@@ -268,7 +261,7 @@ func q8LoneOn(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v
 // family fam, with AVX-512 or without: on Zen 4, in both tiers (the
 // AVX-512 tier runs those pairs for its f32 groups in small tiles:
 // smallTilesOn). Zen 5 measured it 0.97–1.13 from DRAM; Intel never did.
-func softmaxStepOn(v cpuid.Vendor, fam int, avx512 bool) bool { return zen4(v, fam, avx512) }
+func softmaxStepOn(v cpuid.Vendor, fam int, avx512 bool) bool { return isa.Zen4(v, fam, avx512) }
 
 // modeOn is the flash kernels' paths tier t takes on a CPU of vendor v
 // and family fam, with AVX-512 or without.

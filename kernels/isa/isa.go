@@ -60,6 +60,14 @@ func (t Tier) Arch() string {
 	return ""
 }
 
+// Zen4 reports whether a CPU of vendor v and family fam, with AVX-512 or
+// without, is an AMD Zen 4 core: family 0x19 with AVX-512 (Zen 3, the
+// family's other core, has none). The kernels' per-CPU choices measured
+// there ask it (attention's and kvcache's *On functions).
+func Zen4(v cpuid.Vendor, fam int, avx512 bool) bool {
+	return v == cpuid.AMD && fam == 0x19 && avx512
+}
+
 // Status says whether a tier runs on this machine and, if not, why.
 type Status struct {
 	Tier    Tier     `json:"tier"`

@@ -38,7 +38,7 @@ func init() {
 // position-major; from DRAM (--cold) 0.97 head-major and 0.90
 // position-major (63–65 % to 71–74 %). Intel and Zen 5 keep zmm, never
 // measured against it.
-func ymmCopyOn(v cpuid.Vendor, fam int) bool { return v == cpuid.AMD && fam == 0x19 }
+func ymmCopyOn(v cpuid.Vendor, fam int) bool { return isa.Zen4(v, fam, true) }
 
 // zen4PosBlocksOn reports whether a position-major batch-copy of f32 or
 // f16 takes its tokens in blocks of zen4PosBlockBytes (1 MB of the cache)
@@ -57,9 +57,7 @@ func ymmCopyOn(v cpuid.Vendor, fam int) bool { return v == cpuid.AMD && fam == 0
 // AVX-512), Zen 5 and Intel keep 256 KB: Zen 3 measured 1 MB's 256
 // positions 0.92 of the whole batch's time in L3 against 0.79–0.87 for
 // 256 KB's 64.
-func zen4PosBlocksOn(v cpuid.Vendor, fam int, avx512 bool) bool {
-	return v == cpuid.AMD && fam == 0x19 && avx512
-}
+func zen4PosBlocksOn(v cpuid.Vendor, fam int, avx512 bool) bool { return isa.Zen4(v, fam, avx512) }
 
 // toF16RowsAVX2 computes, 8 values at a time, for r < nrows and i < n (a
 // multiple of 8):
