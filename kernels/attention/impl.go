@@ -135,8 +135,7 @@ func LonePipelined() bool { return anyMode(modeLonePipe) }
 // faster. Otherwise AVX-512 four at a time and AVX2 two. Either way the
 // results are the same (the gate checks every path).
 func WideGroups(t isa.Tier) bool {
-	im, ok := Lookup(t)
-	return ok && im.mode&modeWide != 0
+	return tierMode(t, modeWide)
 }
 
 // SmallTileGroups reports whether, in tier t on this CPU, a head-major
@@ -145,8 +144,7 @@ func WideGroups(t isa.Tier) bool {
 // their prefetch spread over the heads), where that was measured faster:
 // AVX-512 on Zen 4 (smallTilesOn). Either way the results are the same.
 func SmallTileGroups(t isa.Tier) bool {
-	im, ok := Lookup(t)
-	return ok && im.mode&modeSmallTiles != 0
+	return tierMode(t, modeSmallTiles)
 }
 
 // SoftmaxStepPairs reports whether, in tier t on this CPU, AVX2's
@@ -154,8 +152,7 @@ func SmallTileGroups(t isa.Tier) bool {
 // where SmallTileGroups) begin the next tile's K in each pair's softmax,
 // where that was measured faster: Zen 4 (softmaxStepOn).
 func SoftmaxStepPairs(t isa.Tier) bool {
-	im, ok := Lookup(t)
-	return ok && im.mode&modeSoftmaxStep != 0
+	return tierMode(t, modeSoftmaxStep)
 }
 
 // Q8LoneNarrow reports whether, in tier t on this CPU, a head-major
@@ -163,14 +160,20 @@ func SoftmaxStepPairs(t isa.Tier) bool {
 // tier's kernel, where that was measured faster: AVX-512 on Zen 4
 // (q8LoneOn). Either way the results are the same.
 func Q8LoneNarrow(t isa.Tier) bool {
-	im, ok := Lookup(t)
-	return ok && im.mode&modeQ8Lone != 0
+	return tierMode(t, modeQ8Lone)
 }
 
 // SmallTileBytes is the largest tile, in bytes of K, that SmallTileGroups
 // concerns: 4352, 4 KB and a little (f32 hd 128: tile_k 8; hd 64: 16;
 // hd 256: 4).
 const SmallTileBytes = smallTileBytes
+
+// tierMode reports whether tier t, in this binary, takes every path in m
+// on this CPU.
+func tierMode(t isa.Tier, m flashMode) bool {
+	im, ok := Lookup(t)
+	return ok && im.mode&m == m
+}
 
 func anyMode(m flashMode) bool {
 	for _, im := range impls {
