@@ -494,17 +494,17 @@ var loneTileCap int
 // bytes) fits it.
 const zen4LoneTileBytes = 32 * 136
 
-// smallTileBytes bounds the tiles, in bytes of K, of the f32 groups that
-// Zen 4's AVX-512 tier runs in AVX2's kernel (modeSmallTiles,
-// smallTilesOn): the same 4 KB and a little (an f32 tile of 8 rows at hd
-// 128, 16 at hd 64, 4 at hd 256).
-const smallTileBytes = zen4LoneTileBytes
+// SmallTileBytes is the largest tile, in bytes of K, of the f32 groups
+// that Zen 4's AVX-512 tier runs in AVX2's kernel (SmallTileGroups,
+// modeSmallTiles, smallTilesOn): 4352, the lone-tile cap's 4 KB and a
+// little (f32 hd 128: tile_k 8; hd 64: 16; hd 256: 4).
+const SmallTileBytes = zen4LoneTileBytes
 
 // smallTileGroup reports whether a head-major group of g heads over a
 // cache of typ, at head dim d and tile tk, is one that modeSmallTiles
-// concerns: f32, 2 to 7 heads, at most smallTileBytes of K a tile.
+// concerns: f32, 2 to 7 heads, at most SmallTileBytes of K a tile.
 func smallTileGroup(typ KVType, g, d, tk int) bool {
-	return typ == F32 && g >= 2 && g < 8 && tk*typ.RowBytes(d) <= smallTileBytes
+	return typ == F32 && g >= 2 && g < 8 && tk*typ.RowBytes(d) <= SmallTileBytes
 }
 
 // narrowFor reports whether a head-major call of g heads over a cache of

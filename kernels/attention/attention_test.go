@@ -130,7 +130,7 @@ func gateCases() []gateCase {
 				}
 			}
 			// f32 groups of 2 to 7 heads in tiles of at most
-			// smallTileBytes of K (modeSmallTiles), and the first tile
+			// SmallTileBytes of K (modeSmallTiles), and the first tile
 			// past it.
 			for _, g := range []int{2, 3, 4, 7, 8} {
 				for _, c := range []struct{ d, tk int }{{64, 16}, {128, 8}, {128, 9}, {256, 4}} {

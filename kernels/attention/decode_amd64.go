@@ -212,7 +212,7 @@ func zen4AVX512(t isa.Tier, v cpuid.Vendor, fam int) bool {
 func nearT1On(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v, fam) }
 
 // smallTilesOn reports whether tier t runs a head-major f32 group of 2 to
-// 7 heads whose tile holds at most smallTileBytes of K in the AVX2
+// 7 heads whose tile holds at most SmallTileBytes of K in the AVX2
 // kernel (modeSmallTiles: its pairs, each step of their T1 prefetch every
 // ng-th chunk, spread over the heads) on a CPU of vendor v and family
 // fam: on Zen 4's AVX-512 alone, whose quads and pairs (their near

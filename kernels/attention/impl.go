@@ -50,7 +50,7 @@ const (
 	// nearT1Of, nearT1On).
 	modeNearT1
 	// modeSmallTiles: an AVX-512 head-major f32 group of 2 to 7 heads whose
-	// tile holds at most smallTileBytes of K runs the AVX2 kernel, its
+	// tile holds at most SmallTileBytes of K runs the AVX2 kernel, its
 	// pairs' prefetch spread over the heads (smallTilesOn).
 	modeSmallTiles
 	// modeSoftmaxStep: AVX2's head-major f32 pairs begin the next tile's K
@@ -162,11 +162,6 @@ func SoftmaxStepPairs(t isa.Tier) bool {
 func Q8LoneNarrow(t isa.Tier) bool {
 	return tierMode(t, modeQ8Lone)
 }
-
-// SmallTileBytes is the largest tile, in bytes of K, that SmallTileGroups
-// concerns: 4352, 4 KB and a little (f32 hd 128: tile_k 8; hd 64: 16;
-// hd 256: 4).
-const SmallTileBytes = smallTileBytes
 
 // tierMode reports whether tier t, in this binary, takes every path in m
 // on this CPU.
