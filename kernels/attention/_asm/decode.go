@@ -3456,6 +3456,33 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // four heads' outputs a chunk, and their phases' near prefetch already
 // keeps memory busier than a lone head's did.
 //
+// AVX2 f16 again, on a slower Zen 5 host (AMD EPYC family 26 model 2,
+// 2026-12-01, 2.9–3.6 GHz; one process, the bit flipped between timed
+// batches, 7–9 rounds, the pipeline's time over the phases', hd 128 unless
+// said; DRAM is ctx 32768 with 24 copies rotated, L3 ctx 4096, L2 ctx
+// 1024), none kept:
+//
+//   - the chunks with scoresBy4's per-row loops for AVX2 (one chain a row):
+//     DRAM 0.80–0.92, L3 1.37, L2 1.52; two chains a row: L3 1.20;
+//   - the fused loop with q and o in memory (q scaled after each
+//     reduction, o summed half a row at a time over the chunk's rows, two
+//     chains a row, rows whole): DRAM 0.87–0.91, L3 1.05–1.10, L2 1.18–
+//     1.27; hd 64 DRAM 0.84–0.92 but L3 1.24–1.35; hd 256 (the chunks)
+//     DRAM 1.20–1.28. Its chunk as 8 keys: L3 1.02–1.05, L2 1.11, but
+//     DRAM 0.97–1.05 (hd 64 1.05–1.07); as 1 KB of K at hd 64 (8 keys):
+//     DRAM 1.03;
+//   - that loop's scores a vector of q at a time into the four rows (q
+//     loaded once a vector, not once an FMA): L3 0.97–1.00, L2 1.04–1.06,
+//     but DRAM 1.07–1.12; with the chunk's K prefetched 1, 2 or 4 KB ahead
+//     (PREFETCHT0) DRAM 1.08–1.12 still.
+//
+// The trade is the one above: rows whole keep the prefetchers' streams
+// from DRAM, rows interleaved (q loaded once for four) the arithmetic in
+// cache, and no order had both. A choice for Zen 5 alone (whose best
+// tier is AVX-512's) would not reach the CPUs that run this tier for
+// want of AVX-512: Zen 3 never measured it, and Zen 4's AVX2 f16 phases
+// already read at 97–99 % of kv-read from DRAM.
+//
 // Whether a call takes the path is the caller's (the mode argument's
 // modeLonePipe bit): the
 // Go side asks for it on the CPUs where it was measured faster
