@@ -180,7 +180,18 @@ func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 //     measurements chose (there the paced quads were 2–7 % slower from
 //     DRAM, AVX2's groups 0.91–1.15 with the near stream, and the quads'
 //     near stream best alone); its octs and the split steps were never
-//     measured there. Zen 3 has no AVX-512, and its AVX2 the narrow shape.
+//     measured there. A second Zen 5 host (family 26 model 2, 2026-12-01,
+//     2.9–3.6 GHz, 37.7 GB/s from DRAM; one process, bits flipped between
+//     timed batches, 7–9 rounds, AVX-512, hd 128) measured the paced quads
+//     alone from DRAM (ctx 32768, copies rotated) 0.965–0.99 of the time
+//     (f16 16:8, 32:8, 64:8; f32 64:8 1.00, 128:8 0.93), in L3 (ctx 1024)
+//     0.99–1.02: within what the two hosts disagree by, so kept as
+//     chosen. With them, tile_k 32 against auto's 16 for f16: 32:8
+//     0.91–0.97 from DRAM and 0.90 in L3, but 64:8 1.04 and 16:8
+//     0.98–0.99, and AVX2 (the tile is both tiers') 32:8 1.05, 16:8 1.15
+//     from DRAM: auto stays. All four bits flipped together (the wide
+//     shape), in L3: 1.15–1.22. Zen 3 has no AVX-512, and its AVX2 the
+//     narrow shape.
 //
 // The tests run every path on every CPU.
 func wideOn(t isa.Tier, v cpuid.Vendor, fam int) bool {
