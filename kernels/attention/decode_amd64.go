@@ -219,7 +219,10 @@ func zen4AVX512(t isa.Tier, v cpuid.Vendor, fam int) bool {
 // 15–16. Not kept: the f16 quads (1.01–1.04 with it), the f32 pairs of a
 // group of two (16:8: 1.06), and T1 in the quads alone, not their P·V's
 // pairs (hd 128, 32:8 and 64:8: 1.03 and 1.08). Intel and Zen 5
-// measured T0 the faster (the generator's prefetcher doc).
+// measured T0 the faster (the generator's prefetcher doc); so did a second
+// Zen 5 host (family 26 model 2, 2026-12-01, the bit flipped between
+// timed batches, 7–9 rounds): T1 from DRAM f32 32:8 1.06, 64:8 1.15,
+// f16 32:8 1.00; in L3 1.05–1.13.
 func nearT1On(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v, fam) }
 
 // smallTilesOn reports whether tier t runs a head-major f32 group of 2 to
@@ -248,7 +251,9 @@ func nearT1On(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v
 // AVX2's 13.9; hd 128 tk 32 12.7 against 12.9), and so do groups of 8 or
 // more (64:8 tk 8 16.7 against 16.3 from DRAM, in L3 448 µs both; their
 // octs win at larger tiles), f16 and q8_0 caches and position-major ones.
-// Intel and Zen 5 never measured so.
+// Intel never measured so; on Zen 5 (family 26 model 2, 2026-12-01, the
+// bit flipped between timed batches) AVX2's kernel took 1.34 of AVX-512's
+// time for f32 32:8 at tile_k 8 in L3.
 func smallTilesOn(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v, fam) }
 
 // q8LoneOn reports whether tier t runs a head-major q8_0 lone head
