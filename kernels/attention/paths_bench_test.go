@@ -1,0 +1,170 @@
+package attention
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ckbench/ckbench/kernels/isa"
+)
+
+// BenchmarkPaths checks the flash kernels' per-CPU choices on this CPU:
+// for each optional path (a flashMode bit, or the wide shape's four, set
+// once per tier from the vendor and family: the per-arch files say where
+// each was measured), it times the tier as this CPU configures it (chosen)
+// and with that path flipped (flipped), in one process, the two calls in
+// turn, on the shapes the path is for, with the cache in L3 and from DRAM.
+// Each b.Loop iteration is a round: one timed batch of each, in
+// alternating order; flipped/chosen is the median over the rounds of the
+// flipped batch's time over the chosen one's beside it, so a host that
+// speeds up or slows down between rounds moves both. Above 1 the CPU's
+// choice is the faster here; below 1 the other side would be (measure
+// again, and on a quiet host, before changing a choice). Rounds count
+// from DRAM, where each call reads another copy of the cache and copies
+// differ by several per cent (on a Zen 5 guest a flip that changes
+// nothing, the lone-pipe bit of AVX2's f16 kernel, which has no pipeline,
+// read 0.93 over 15 rounds and 1.01 over 40). On a new CPU:
+//
+//	go test -run '^$' -bench Paths -benchtime 40x ./kernels/attention
+//
+// (-bench 'Paths/path=paced/' for one path; a DRAM case allocates about
+// 512 MB of cache copies, read in turn so that each call finds its copy
+// evicted.) The names say the chosen side (chosen=on or off), the tier,
+// the shape and the level; ns/op is a round's time (both batches).
+func BenchmarkPaths(b *testing.B) {
+	type shape struct {
+		h, kvh int
+		kv     KVType
+		tk     int
+	}
+	group := func(kv KVType, tk int) shape { return shape{32, 8, kv, tk} }
+	lone := func(kv KVType) shape { return shape{1, 1, kv, 0} }
+	// Each path on the shapes of the kernels that have it (impl.go's
+	// flashMode): a flip elsewhere changes nothing.
+	avx2, avx512, both := []isa.Tier{isa.AVX2}, []isa.Tier{isa.AVX512}, []isa.Tier{isa.AVX2, isa.AVX512}
+	cases := []struct {
+		name  string
+		mode  flashMode
+		tiers []isa.Tier
+		of    []shape
+	}{
+		{"lone-pipe", modeLonePipe, avx2, []shape{lone(F32)}},
+		{"lone-pipe", modeLonePipe, avx512, []shape{lone(F16)}},
+		{"wide", modeWide | modePaced | modeFar | modeSplit, both, []shape{group(F16, 0), {64, 8, F16, 0}}},
+		{"wide", modeWide | modePaced | modeFar | modeSplit, avx512, []shape{group(F32, 0), {64, 8, F32, 0}}},
+		{"paced", modePaced, avx512, []shape{group(F16, 0), {64, 8, F32, 0}}},
+		{"near-t1", modeNearT1, avx512, []shape{group(F32, 0), {64, 8, F32, 0}}},
+		{"small-tiles", modeSmallTiles, avx512, []shape{group(F32, 8)}},
+		{"softmax-step", modeSoftmaxStep, avx2, []shape{group(F32, 8)}},
+		{"q8-lone", modeQ8Lone, avx512, []shape{lone(Q8_0)}},
+	}
+	const (
+		dramBytes = 512 << 20 // the copies a DRAM case reads in turn
+		batch     = 2 * time.Millisecond
+	)
+	for _, c := range cases {
+		for _, im := range Impls() {
+			if !slices.Contains(c.tiers, im.Tier) || !isa.Detect(im.Tier).Runs {
+				continue
+			}
+			chosen, flipped := im, im
+			flipped.mode ^= c.mode
+			on := "off"
+			if im.mode&c.mode == c.mode {
+				on = "on"
+			} else if im.mode&c.mode != 0 {
+				on = "part"
+			}
+			for _, s := range c.of {
+				for _, level := range []string{"l3", "dram"} {
+					ctx := 1024 // a group's KV in L3 (8 MB f32 at 8 KV heads)
+					if s.h == s.kvh {
+						ctx = 4096 // a lone head's (4 MB f32)
+					}
+					if level == "dram" {
+						ctx = 16384
+						if s.h == s.kvh {
+							ctx = 32768
+						}
+					}
+					k := DecodeFlashGQA
+					if s.h == s.kvh {
+						k = DecodeFlash
+					}
+					p := Params{Kernel: k, Shape: Shape{H: s.h, Hkv: s.kvh, D: 128, T: ctx, KV: s.kv}, TileK: s.tk, Exp: ExpFast}
+					tk := "auto"
+					if s.tk != 0 {
+						tk = fmt.Sprint(s.tk)
+					}
+					name := fmt.Sprintf("path=%s/chosen=%s/isa=%s/kv=%s/h=%d/kvh=%d/tk=%s/level=%s", c.name, on, im.Tier, s.kv, s.h, s.kvh, tk, level)
+					b.Run(name, func(b *testing.B) {
+						copies := 1
+						if level == "dram" {
+							copies = max(2, dramBytes/max(1, 2*p.CacheBytes()))
+						}
+						bufs := make([]Buffers, copies)
+						for i := range bufs {
+							bufs[i] = Alloc(p)
+							FillRandom(bufs[i], uint64(i+1))
+							if err := Encode(p.Shape, bufs[i]); err != nil {
+								b.Fatal(err)
+							}
+							if p.KV != F32 { // the kernels read the encoded cache only
+								bufs[i].K, bufs[i].V = nil, nil
+							}
+						}
+						next := 0
+						run := func(x Impl, reps int) time.Duration {
+							t0 := time.Now()
+							for range reps {
+								x.Run(p, bufs[next])
+								next = (next + 1) % copies
+							}
+							return time.Since(t0)
+						}
+						// A batch of about 2 ms of calls (one call where
+						// a call is longer).
+						reps := 1
+						for run(chosen, reps) < batch && reps < 1<<16 {
+							reps *= 2
+						}
+						var ratios, tc, tf []float64
+						i := 0
+						for b.Loop() {
+							var dc, df time.Duration
+							if i%2 == 0 {
+								dc = run(chosen, reps)
+								df = run(flipped, reps)
+							} else {
+								df = run(flipped, reps)
+								dc = run(chosen, reps)
+							}
+							i++
+							ratios = append(ratios, float64(df)/float64(dc))
+							tc = append(tc, float64(dc)/1e3/float64(reps))
+							tf = append(tf, float64(df)/1e3/float64(reps))
+						}
+						b.ReportMetric(median(ratios), "flipped/chosen")
+						b.ReportMetric(median(tc), "chosen_µs")
+						b.ReportMetric(median(tf), "flipped_µs")
+					})
+				}
+			}
+		}
+	}
+}
+
+// median is the middle of xs (the mean of the two middle ones when even).
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
