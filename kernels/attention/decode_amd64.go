@@ -122,7 +122,13 @@ func loneTileCapOn(v cpuid.Vendor, fam int, avx512 bool) int {
 //     bit flipped between timed batches, 9 rounds, the phases' time over
 //     the pipeline's): from DRAM (ctx 32768, copies rotated past 1.2 GB)
 //     AVX-512 f16 1.60, AVX2 f32 1.59; ctx 4096 1.05 and 1.11; ctx 1024
-//     1.04 and 0.98.
+//     1.04 and 0.98. A second Zen 5 host (family 26 model 2, 2026-12-01,
+//     2.9–3.6 GHz; BenchmarkPaths, 15 and 40 rounds, the phases' time over
+//     the pipeline's) disagrees from DRAM: AVX2 f32 0.75–0.81 (the
+//     pipeline there 16–18 GB/s, 51 % of the paired kv-read in a sweep),
+//     AVX-512 f16 0.92–0.97; in L3 0.92–1.06 and 1.26–1.31. The choice
+//     stays the first host's: the two differ by more than either's noise,
+//     and BenchmarkPaths is there to check it on the next one.
 //   - Intel (Xeon family 6 model 207, 2.4 GHz, one thread, hd 128,
 //     sweeps alternated, 3–4 rounds, the phases' time over the
 //     pipeline's): from DRAM (ctx 32768 --cold) AVX-512 f16 0.68–0.82
@@ -184,9 +190,10 @@ func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 //     2.9–3.6 GHz, 37.7 GB/s from DRAM; one process, bits flipped between
 //     timed batches, 7–9 rounds, AVX-512, hd 128) measured the paced quads
 //     alone from DRAM (ctx 32768, copies rotated) 0.965–0.99 of the time
-//     (f16 16:8, 32:8, 64:8; f32 64:8 1.00, 128:8 0.93), in L3 (ctx 1024)
-//     0.99–1.02: within what the two hosts disagree by, so kept as
-//     chosen. With them, tile_k 32 against auto's 16 for f16: 32:8
+//     (f16 16:8, 32:8, 64:8; f32 64:8 1.00, 128:8 0.93), and BenchmarkPaths
+//     (40 rounds, ctx 16384) 0.95 (f16 32:8) and 0.93 (f32 64:8); in L3
+//     (ctx 1024) 0.99–1.02: the first host measured them 2–7 % slower, so
+//     the choice stays. With them, tile_k 32 against auto's 16 for f16: 32:8
 //     0.91–0.97 from DRAM and 0.90 in L3, but 64:8 1.04 and 16:8
 //     0.98–0.99, and AVX2 (the tile is both tiers') 32:8 1.05, 16:8 1.15
 //     from DRAM: auto stays. All four bits flipped together (the wide
@@ -277,6 +284,10 @@ func q8LoneOn(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v
 // family fam, with AVX-512 or without: on Zen 4, in both tiers (the
 // AVX-512 tier runs those pairs for its f32 groups in small tiles:
 // smallTilesOn). Zen 5 measured it 0.97–1.13 from DRAM; Intel never did.
+// A second Zen 5 host (family 26 model 2, 2026-12-01; BenchmarkPaths, 15
+// and 40 rounds, f32 32:8 tile_k 8) took 0.905–0.925 of the time with it
+// from DRAM and 1.00–1.02 in L3: not enough against the first to choose
+// it for the family.
 func softmaxStepOn(v cpuid.Vendor, fam int, avx512 bool) bool { return isa.Zen4(v, fam, avx512) }
 
 // modeOn is the flash kernels' paths tier t takes on a CPU of vendor v
