@@ -194,9 +194,9 @@ func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 //     (40 rounds, ctx 16384) 0.95 (f16 32:8) and 0.93 (f32 64:8); in L3
 //     (ctx 1024) 0.99–1.02: the first host measured them 2–7 % slower, so
 //     the choice stays. With them, tile_k 32 against auto's 16 for f16: 32:8
-//     0.91–0.97 from DRAM and 0.90 in L3, but 64:8 1.04 and 16:8
-//     0.98–0.99, and AVX2 (the tile is both tiers') 32:8 1.05, 16:8 1.15
-//     from DRAM: auto stays. All four bits flipped together (the wide
+//     0.91–0.97 from DRAM and 0.90 in L3, but 64:8 1.04 from DRAM (0.92
+//     in L3) and 16:8 0.98–0.99; AVX2 (the tile is both tiers') 32:8 1.05,
+//     16:8 1.15 from DRAM: auto stays. All four bits flipped together (the wide
 //     shape), in L3: 1.15–1.22. Zen 3 has no AVX-512, and its AVX2 the
 //     narrow shape.
 //
