@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ckbench/ckbench/kernels/isa"
+	"github.com/ckbench/ckbench/kernels/isa/isatest"
 )
 
 // BenchmarkPaths checks the flash kernels' per-CPU choices on this CPU:
@@ -129,42 +130,13 @@ func BenchmarkPaths(b *testing.B) {
 						for run(chosen, reps) < batch && reps < 1<<16 {
 							reps *= 2
 						}
-						var ratios, tc, tf []float64
-						i := 0
-						for b.Loop() {
-							var dc, df time.Duration
-							if i%2 == 0 {
-								dc = run(chosen, reps)
-								df = run(flipped, reps)
-							} else {
-								df = run(flipped, reps)
-								dc = run(chosen, reps)
-							}
-							i++
-							ratios = append(ratios, float64(df)/float64(dc))
-							tc = append(tc, float64(dc)/1e3/float64(reps))
-							tf = append(tf, float64(df)/1e3/float64(reps))
-						}
-						b.ReportMetric(median(ratios), "flipped/chosen")
-						b.ReportMetric(median(tc), "chosen_µs")
-						b.ReportMetric(median(tf), "flipped_µs")
+						ratio, tc, tf := isatest.Paired(b, reps, func() { run(chosen, 1) }, func() { run(flipped, 1) })
+						b.ReportMetric(ratio, "flipped/chosen")
+						b.ReportMetric(tc/1e3, "chosen_µs")
+						b.ReportMetric(tf/1e3, "flipped_µs")
 					})
 				}
 			}
 		}
 	}
-}
-
-// median is the middle of xs (the mean of the two middle ones when even).
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

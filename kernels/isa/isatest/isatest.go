@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,4 +145,48 @@ func Fastest(b *testing.B, reps int, calls ...func()) []float64 {
 		}
 	}
 	return best
+}
+
+// Paired times calls a and b in turn, round after round while b.Loop
+// lasts, reps calls at a time, the order swapped every round, and returns
+// the median over the rounds of b's time over a's beside it, and each
+// one's median time in ns a call: the ruler where the two read different
+// data each call (a cache rotated through copies, which differ by a few
+// per cent), so that neither a fastest time nor a host that drifts
+// between rounds decides.
+func Paired(tb *testing.B, reps int, a, b func()) (ratio, aNs, bNs float64) {
+	timed := func(call func()) float64 {
+		t0 := time.Now()
+		for range reps {
+			call()
+		}
+		return float64(time.Since(t0).Nanoseconds()) / float64(reps)
+	}
+	var ratios, as, bs []float64
+	for i := 0; tb.Loop(); i++ {
+		var da, db float64
+		if i%2 == 0 {
+			da = timed(a)
+			db = timed(b)
+		} else {
+			db = timed(b)
+			da = timed(a)
+		}
+		ratios, as, bs = append(ratios, db/da), append(as, da), append(bs, db)
+	}
+	return median(ratios), median(as), median(bs)
+}
+
+// median is the middle of xs (the mean of the two middle ones when even;
+// 0 when empty). It sorts xs.
+func median(xs []float64) float64 {
+	n := len(xs)
+	if n == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }

@@ -61,3 +61,35 @@ TEXT ·gAVX2(SB), NOSPLIT, $0-8
 		}
 	}
 }
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(c.xs); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+}
+
+// Paired calls both sides equally often, reps at a time, in both orders.
+func TestPaired(t *testing.T) {
+	var na, nb, aFirst int
+	last := ""
+	r := testing.Benchmark(func(b *testing.B) {
+		Paired(b, 3, func() { na++; last = "a" }, func() {
+			nb++
+			if last == "a" {
+				aFirst++
+			}
+			last = "b"
+		})
+	})
+	if r.N == 0 || na != nb || na%3 != 0 {
+		t.Fatalf("a called %d times, b %d (N %d)", na, nb, r.N)
+	}
+	if aFirst == 0 || aFirst == nb/3 && nb/3 > 1 {
+		t.Errorf("b followed a in %d of %d rounds: the order never alternated", aFirst, nb/3)
+	}
+}
