@@ -15,11 +15,9 @@ import (
 // once per tier from the vendor and family: the per-arch files say where
 // each was measured), it times the tier as this CPU configures it (chosen)
 // and with that path flipped (flipped), in one process, the two calls in
-// turn, on the shapes the path is for, with the cache in L3 and from DRAM.
-// Each b.Loop iteration is a round: one timed batch of each, in
-// alternating order; flipped/chosen is the median over the rounds of the
-// flipped batch's time over the chosen one's beside it, so a host that
-// speeds up or slows down between rounds moves both. Above 1 the CPU's
+// turn (isatest.Paired: each b.Loop iteration a round), on the shapes the
+// path is for, with the cache in L3 and from DRAM; flipped/chosen is the
+// median over the rounds of the two batches' ratio. Above 1 the CPU's
 // choice is the faster here; below 1 the other side would be (measure
 // again, and on a quiet host, before changing a choice). Rounds count
 // from DRAM, where each call reads another copy of the cache and copies
@@ -60,6 +58,12 @@ func BenchmarkPaths(b *testing.B) {
 		{"softmax-step", modeSoftmaxStep, avx2, []shape{group(F32, 8)}},
 		{"q8-lone", modeQ8Lone, avx512, []shape{lone(Q8_0)}},
 	}
+	// The context of each level: a group's KV in L3 is 8 MB of f32 at 8 KV
+	// heads, a lone head's 4 MB.
+	levels := []struct {
+		name        string
+		group, lone int
+	}{{"l3", 1024, 4096}, {"dram", 16384, 32768}}
 	const (
 		dramBytes = 512 << 20 // the copies a DRAM case reads in turn
 		batch     = 2 * time.Millisecond
@@ -78,30 +82,20 @@ func BenchmarkPaths(b *testing.B) {
 				on = "part"
 			}
 			for _, s := range c.of {
-				for _, level := range []string{"l3", "dram"} {
-					ctx := 1024 // a group's KV in L3 (8 MB f32 at 8 KV heads)
+				for _, level := range levels {
+					k, ctx := DecodeFlashGQA, level.group
 					if s.h == s.kvh {
-						ctx = 4096 // a lone head's (4 MB f32)
-					}
-					if level == "dram" {
-						ctx = 16384
-						if s.h == s.kvh {
-							ctx = 32768
-						}
-					}
-					k := DecodeFlashGQA
-					if s.h == s.kvh {
-						k = DecodeFlash
+						k, ctx = DecodeFlash, level.lone
 					}
 					p := Params{Kernel: k, Shape: Shape{H: s.h, Hkv: s.kvh, D: 128, T: ctx, KV: s.kv}, TileK: s.tk, Exp: ExpFast}
 					tk := "auto"
 					if s.tk != 0 {
 						tk = fmt.Sprint(s.tk)
 					}
-					name := fmt.Sprintf("path=%s/chosen=%s/isa=%s/kv=%s/h=%d/kvh=%d/tk=%s/level=%s", c.name, on, im.Tier, s.kv, s.h, s.kvh, tk, level)
+					name := fmt.Sprintf("path=%s/chosen=%s/isa=%s/kv=%s/h=%d/kvh=%d/tk=%s/level=%s", c.name, on, im.Tier, s.kv, s.h, s.kvh, tk, level.name)
 					b.Run(name, func(b *testing.B) {
 						copies := 1
-						if level == "dram" {
+						if level.name == "dram" {
 							copies = max(2, dramBytes/max(1, 2*p.CacheBytes()))
 						}
 						bufs := make([]Buffers, copies)
@@ -115,22 +109,27 @@ func BenchmarkPaths(b *testing.B) {
 								bufs[i].K, bufs[i].V = nil, nil
 							}
 						}
-						next := 0
-						run := func(x Impl, reps int) time.Duration {
-							t0 := time.Now()
-							for range reps {
+						next := 0 // the copy the next call reads
+						call := func(x Impl) func() {
+							return func() {
 								x.Run(p, bufs[next])
 								next = (next + 1) % copies
 							}
-							return time.Since(t0)
 						}
+						cc, cf := call(chosen), call(flipped)
 						// A batch of about 2 ms of calls (one call where
 						// a call is longer).
 						reps := 1
-						for run(chosen, reps) < batch && reps < 1<<16 {
-							reps *= 2
+						for ; reps < 1<<16; reps *= 2 {
+							t0 := time.Now()
+							for range reps {
+								cc()
+							}
+							if time.Since(t0) >= batch {
+								break
+							}
 						}
-						ratio, tc, tf := isatest.Paired(b, reps, func() { run(chosen, 1) }, func() { run(flipped, 1) })
+						ratio, tc, tf := isatest.Paired(b, reps, cc, cf)
 						b.ReportMetric(ratio, "flipped/chosen")
 						b.ReportMetric(tc/1e3, "chosen_µs")
 						b.ReportMetric(tf/1e3, "flipped_µs")
