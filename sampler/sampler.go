@@ -1,7 +1,8 @@
 // Package sampler times a call honestly: on a thread locked and pinned to
 // one CPU, after a warm-up, in samples long enough for the clock, dropping
-// every sample during which the thread was preempted. The sweep runner and
-// the roofline measurements both use it.
+// every sample during which the thread was preempted, or stopped by the
+// host where its clock does not show it (HostStalls). The sweep runner
+// and the roofline measurements both use it.
 package sampler
 
 import (
@@ -34,6 +35,22 @@ type Config struct {
 	// above it measured the scheduler or the hypervisor, not the kernel,
 	// and is dropped however long it is.
 	MaxOffCPU float64
+	// Stall is the host pause by which samples are judged once taken
+	// (stalled): one more than Stall/2 slower than the clean ones was
+	// stopped by the host and is dropped. 0 takes Host().Quantum(), probed
+	// once per process; below 0, none is dropped so.
+	Stall time.Duration
+}
+
+// stallQuantum is the pause samples are judged by (Config.Stall).
+func (c Config) stallQuantum() time.Duration {
+	switch {
+	case c.Stall < 0:
+		return 0
+	case c.Stall == 0:
+		return Host().Quantum()
+	}
+	return c.Stall
 }
 
 // ErrNoAffinity is PinThread's answer where this build cannot set a
@@ -88,6 +105,9 @@ type Stats struct {
 	MAD              float64 // median absolute deviation from the median
 	CV               float64 // stddev / mean
 	Kept, Rejected   int     // Rejected: samples dropped for time off the CPU
+	// Stalled counts the rejected samples dropped as stalled by the host
+	// (Config.Stall): a pause the thread's clock did not see.
+	Stalled int
 	// Tolerated counts kept samples with an involuntary context switch
 	// whose time off the CPU stayed under Config.OffCPULimit (a switch
 	// during the clock reads around the timed calls, or a kernel thread
@@ -177,7 +197,10 @@ var ErrInterrupted = errors.New("interrupted")
 // minus CLOCK_THREAD_CPUTIME_ID: preempted by another task, an interrupt,
 // or, with paravirtual steal accounting, the hypervisor) measured the
 // scheduler, not the kernel: it is dropped and counted as rejected,
-// however long it is.
+// however long it is. So is, once the samples are taken, one that a
+// pause of the host made longer (Config.Stall, stalled): a hypervisor
+// stops the whole vCPU, often with the thread's clock running on. The
+// Meter has seen such samples as kept.
 func Measure(ctx context.Context, cfg Config, call func(), meter Meter) (Stats, error) {
 	st, _, err := MeasurePaired(ctx, cfg, call, nil, meter)
 	return st, err
@@ -251,6 +274,24 @@ func sample(ctx context.Context, cfg Config, haveClock bool, round, ref roundFun
 	maxTime := max(cfg.MaxTime, 3*time.Duration(cfg.MinSamples)*(el+elRef))
 	st = Stats{CallsPerSample: n}
 	refSt = Stats{CallsPerSample: nRef}
+	// The kept samples, judged again once taken: those a host pause made
+	// longer (stalled) are dropped too, and sampling goes on until
+	// MinSamples remain.
+	type kept struct {
+		x, refX     float64 // ns per call
+		off, refOff time.Duration
+		tolerated   bool
+	}
+	var ks []kept
+	q := cfg.stallQuantum()
+	var drop []bool
+	enough := func() bool {
+		if len(ks) < cfg.MinSamples {
+			return false
+		}
+		drop = stalledPairs(ks, func(k kept) (float64, float64) { return k.x, k.refX }, q, n, nRef)
+		return len(ks)-count(drop) >= cfg.MinSamples
+	}
 	begin := time.Now()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -263,29 +304,72 @@ func sample(ctx context.Context, cfg Config, haveClock bool, round, ref roundFun
 		}
 		r := round(n, true)
 		keep, tolerated := cfg.judge(r, haveClock)
-		switch {
-		case !keep || !refKeep:
+		if !keep || !refKeep {
 			st.Rejected++
-		default:
-			if tolerated {
-				st.Tolerated++
-			}
-			st.OffCPU = max(st.OffCPU, r.offCPU)
-			st.Samples = append(st.Samples, float64(r.el.Nanoseconds())/float64(n))
+		} else {
+			k := kept{x: float64(r.el.Nanoseconds()) / float64(n), off: r.offCPU, tolerated: tolerated}
 			if ref != nil {
-				refSt.OffCPU = max(refSt.OffCPU, rr.offCPU)
-				refSt.Samples = append(refSt.Samples, float64(rr.el.Nanoseconds())/float64(nRef))
+				k.refX, k.refOff = float64(rr.el.Nanoseconds())/float64(nRef), rr.offCPU
 			}
+			ks = append(ks, k)
 		}
 		total := time.Since(begin)
-		if (total >= cfg.MinTime && len(st.Samples) >= cfg.MinSamples) || total >= maxTime {
+		if total >= maxTime || (total >= cfg.MinTime && enough()) {
 			break
 		}
 	}
+	if drop == nil || len(drop) != len(ks) {
+		drop = stalledPairs(ks, func(k kept) (float64, float64) { return k.x, k.refX }, q, n, nRef)
+	}
+	for i, k := range ks {
+		if drop[i] {
+			st.Rejected++
+			st.Stalled++
+			continue
+		}
+		if k.tolerated {
+			st.Tolerated++
+		}
+		st.OffCPU = max(st.OffCPU, k.off)
+		st.Samples = append(st.Samples, k.x)
+		if ref != nil {
+			refSt.OffCPU = max(refSt.OffCPU, k.refOff)
+			refSt.Samples = append(refSt.Samples, k.refX)
+		}
+	}
 	st.summarize()
-	refSt.Rejected = st.Rejected
+	refSt.Rejected, refSt.Stalled = st.Rejected, st.Stalled
 	refSt.summarize()
 	return st, refSt, nil
+}
+
+// stalledPairs marks the samples (of call and, with nRef > 0, of its
+// reference: of returns the two in ns per call) that a host pause of q
+// made longer (stalled): a pair goes where either does, as the pairs of
+// MeasurePaired are kept or dropped together.
+func stalledPairs[K any](ks []K, of func(K) (float64, float64), q time.Duration, n, nRef int) []bool {
+	xs, refs := make([]float64, len(ks)), make([]float64, len(ks))
+	for i, k := range ks {
+		xs[i], refs[i] = of(k)
+	}
+	// A pause adds q to a sample, q/n to its ns per call.
+	drop, _ := stalled(xs, float64(q.Nanoseconds())/float64(n))
+	if nRef > 0 {
+		refDrop, _ := stalled(refs, float64(q.Nanoseconds())/float64(nRef))
+		for i := range drop {
+			drop[i] = drop[i] || refDrop[i]
+		}
+	}
+	return drop
+}
+
+func count(bs []bool) (n int) {
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // calibrate finds the calls per sample of round: the fewest multiple of

@@ -336,6 +336,10 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	defer lock.Unlock()
 	opt.CPU, opt.CPULocked, opt.Wait = lock.CPU(), true, wait
 	config["cpu"] = opt.CPU
+	if h := sampler.HostOn(opt.CPU); h.Quantum() > 0 {
+		notes = append(notes, fmt.Sprintf("host pauses: %v, unseen by the thread's CPU clock; a sample longer than the clean ones by half of %v or more is dropped as stalled (counted in rejected)",
+			h, h.Quantum().Round(time.Microsecond)))
+	}
 
 	started := time.Now()
 	var run *results.Run

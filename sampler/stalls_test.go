@@ -1,0 +1,158 @@
+package sampler
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestStalled: samples a pause made longer are marked, and only they;
+// where no clean cluster stands out, none are.
+func TestStalled(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const q = 40.0 // µs
+	// clean samples 388–396 µs; 45 % of them hit by one or two pauses of
+	// 35–60 µs; a few fast outliers 20 µs under the clean mode.
+	var xs []float64
+	var pauses []bool
+	for i := range 2000 {
+		x := 388 + 8*r.Float64()
+		hit := i%20 < 9
+		if hit {
+			x += 35 + 25*r.Float64()
+			if i%7 == 0 {
+				x += 40
+			}
+		}
+		if i%100 == 0 {
+			x, hit = 370, false
+		}
+		xs, pauses = append(xs, x), append(pauses, hit)
+	}
+	marks, n := stalled(xs, q)
+	for i := range xs {
+		if marks[i] != pauses[i] {
+			t.Fatalf("sample %d (%.1f µs, paused %v): marked %v", i, xs[i], pauses[i], marks[i])
+		}
+	}
+	if n != 900-10+1 && n != count(pauses) {
+		t.Fatalf("%d marked, %d paused", n, count(pauses))
+	}
+
+	// A pause in most samples (a fifth clean, just): still the clean ones.
+	xs = xs[:0]
+	for i := range 1000 {
+		x := 100 + 2*r.Float64()
+		if i%5 != 0 {
+			x += 45
+		}
+		xs = append(xs, x)
+	}
+	if _, n := stalled(xs, q); n != 800 {
+		t.Errorf("a fifth clean: %d marked, want 800", n)
+	}
+
+	// Long samples that each caught several pauses smear into one spread
+	// (a DRAM point's): no cluster of a fifth within q/4, none marked.
+	xs = xs[:0]
+	for range 200 {
+		xs = append(xs, 8000+600*r.Float64())
+	}
+	if _, n := stalled(xs, q); n != 0 {
+		t.Errorf("smeared samples: %d marked", n)
+	}
+	if _, n := stalled([]float64{1, 100, 1000}, 0); n != 0 {
+		t.Errorf("no quantum: %d marked", n)
+	}
+	if marks, n := stalled(nil, q); n != 0 || len(marks) != 0 {
+		t.Errorf("no samples: %v", marks)
+	}
+}
+
+// TestMeasureDropsStalled: a call that every third time spins 60 µs more
+// (a pause the thread's clock counts as running, as a host's does) is
+// timed at its clean speed, those samples counted in Stalled and Rejected;
+// with Stall below 0 they are kept.
+func TestMeasureDropsStalled(t *testing.T) {
+	if err := PinThread(0); err != nil {
+		t.Logf("not pinned: %v", err)
+	}
+	spin := func(d time.Duration) {
+		for st := time.Now(); time.Since(st) < d; {
+		}
+	}
+	calls := 0
+	call := func() {
+		calls++
+		spin(100 * time.Microsecond)
+		if calls%3 == 0 {
+			spin(60 * time.Microsecond)
+		}
+	}
+	cfg := Config{MinTime: 30 * time.Millisecond, MinSamples: 20, SampleTime: 50 * time.Microsecond, Stall: 60 * time.Microsecond}
+	st, err := Measure(context.Background(), cfg, call, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.CallsPerSample != 1 {
+		t.Skipf("%d calls a sample: the host is too slow for this test's 100 µs calls", st.CallsPerSample)
+	}
+	if st.Stalled == 0 || st.Rejected < st.Stalled || st.Kept < cfg.MinSamples {
+		t.Fatalf("stalled %d, rejected %d, kept %d", st.Stalled, st.Rejected, st.Kept)
+	}
+	// Only clean samples are kept: none is near the paused calls' 160 µs.
+	if st.Max > 130e3 {
+		t.Errorf("kept a sample of %.0f ns: a paused call", st.Max)
+	}
+	cfg.Stall = -1
+	calls = 0
+	st, err = Measure(context.Background(), cfg, call, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Stalled != 0 {
+		t.Errorf("Stall < 0: %d dropped as stalled", st.Stalled)
+	}
+}
+
+// TestProbeStalls: the probe's figures are consistent, and a quantum is
+// given only for pauses that matter.
+func TestProbeStalls(t *testing.T) {
+	h := ProbeStalls(20 * time.Millisecond)
+	if h.PerSecond < 0 || h.Share < 0 || h.Share > 1 || (h.PerSecond == 0) != (h.Typical == 0) {
+		t.Fatalf("probe %+v", h)
+	}
+	if h.PerSecond > 0 && h.Typical < MinStall {
+		t.Fatalf("probe %+v: a pause under MinStall", h)
+	}
+	t.Logf("this host: %.0f pauses a second, typical %v, %.1f %% of the time", h.PerSecond, h.Typical, 100*h.Share)
+	for _, c := range []struct {
+		h    HostStalls
+		want time.Duration
+	}{
+		{HostStalls{1400, 40 * time.Microsecond, 0.08}, 40 * time.Microsecond},
+		{HostStalls{1, 25 * time.Microsecond, 0.00002}, 0},
+		{HostStalls{}, 0},
+	} {
+		if got := c.h.Quantum(); got != c.want {
+			t.Errorf("%+v: quantum %v, want %v", c.h, got, c.want)
+		}
+	}
+}
+
+// TestStalledOwnSpread: a call whose own times spread over more than the
+// quarter-pause below the cut (or a quantum underestimated beside that
+// spread) has nothing marked.
+func TestStalledOwnSpread(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var xs []float64
+	for range 2000 {
+		xs = append(xs, 380+30*r.Float64()) // 380–410 µs, flat
+	}
+	for _, q := range []float64{14, 40} {
+		if _, n := stalled(xs, q); n != 0 {
+			t.Errorf("q %v: %d of a call's own spread marked", q, n)
+		}
+	}
+}
