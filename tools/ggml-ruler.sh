@@ -98,4 +98,8 @@ while [ "$r" -le "$rounds" ]; do
 	ratios="$ratios $ratio"
 	r=$((r + 1))
 done
+# ckbench drops the samples a pause of the host lengthened (the sampler's
+# stall filter, where the host pauses); test-backend-ops averages over them.
+pauses=$(grep -o 'host pauses: [^;"]*' "$out/ruler/machine.json" 2>/dev/null | head -1)
+[ -z "$pauses" ] || echo "($pauses: ckbench's time leaves out the samples they lengthened, GGML's includes them)"
 printf '%s\n' $ratios | sort -n | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "median ratio: %.2f× (the GGML time over the ckbench time; ckbench points marked unstable spread more than its 3 %% limit)\n", m }'
