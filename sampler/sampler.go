@@ -277,20 +277,10 @@ func sample(ctx context.Context, cfg Config, haveClock bool, round, ref roundFun
 	// The kept samples, judged again once taken: those a host pause made
 	// longer (stalled) are dropped too, and sampling goes on until
 	// MinSamples remain.
-	type kept struct {
-		x, refX     float64 // ns per call
-		off, refOff time.Duration
-		tolerated   bool
-	}
-	var ks []kept
+	var ks []keptSample
 	q := cfg.stallQuantum()
-	var drop []bool
 	enough := func() bool {
-		if len(ks) < cfg.MinSamples {
-			return false
-		}
-		drop = stalledPairs(ks, func(k kept) (float64, float64) { return k.x, k.refX }, q, n, nRef)
-		return len(ks)-count(drop) >= cfg.MinSamples
+		return len(ks) >= cfg.MinSamples && len(ks)-count(stalledPairs(ks, q, n, nRef)) >= cfg.MinSamples
 	}
 	begin := time.Now()
 	for {
@@ -307,7 +297,7 @@ func sample(ctx context.Context, cfg Config, haveClock bool, round, ref roundFun
 		if !keep || !refKeep {
 			st.Rejected++
 		} else {
-			k := kept{x: float64(r.el.Nanoseconds()) / float64(n), off: r.offCPU, tolerated: tolerated}
+			k := keptSample{x: float64(r.el.Nanoseconds()) / float64(n), off: r.offCPU, tolerated: tolerated}
 			if ref != nil {
 				k.refX, k.refOff = float64(rr.el.Nanoseconds())/float64(nRef), rr.offCPU
 			}
@@ -318,9 +308,7 @@ func sample(ctx context.Context, cfg Config, haveClock bool, round, ref roundFun
 			break
 		}
 	}
-	if drop == nil || len(drop) != len(ks) {
-		drop = stalledPairs(ks, func(k kept) (float64, float64) { return k.x, k.refX }, q, n, nRef)
-	}
+	drop := stalledPairs(ks, q, n, nRef)
 	for i, k := range ks {
 		if drop[i] {
 			st.Rejected++
@@ -343,14 +331,22 @@ func sample(ctx context.Context, cfg Config, haveClock bool, round, ref roundFun
 	return st, refSt, nil
 }
 
-// stalledPairs marks the samples (of call and, with nRef > 0, of its
-// reference: of returns the two in ns per call) that a host pause of q
-// made longer (stalled): a pair goes where either does, as the pairs of
+// keptSample is a sample judge kept: of the call and, where it has one,
+// of its reference (MeasurePaired), taken back to back.
+type keptSample struct {
+	x, refX     float64 // ns per call
+	off, refOff time.Duration
+	tolerated   bool
+}
+
+// stalledPairs marks the samples ks (of n calls, their references of
+// nRef; none where nRef is 0) that a host pause of q made longer
+// (stalled): a pair goes where either does, as the pairs of
 // MeasurePaired are kept or dropped together.
-func stalledPairs[K any](ks []K, of func(K) (float64, float64), q time.Duration, n, nRef int) []bool {
+func stalledPairs(ks []keptSample, q time.Duration, n, nRef int) []bool {
 	xs, refs := make([]float64, len(ks)), make([]float64, len(ks))
 	for i, k := range ks {
-		xs[i], refs[i] = of(k)
+		xs[i], refs[i] = k.x, k.refX
 	}
 	// A pause adds q to a sample, q/n to its ns per call.
 	drop, _ := stalled(xs, float64(q.Nanoseconds())/float64(n))

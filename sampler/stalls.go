@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 )
@@ -138,31 +139,20 @@ func stalled(xs []float64, q float64) (marks []bool, n int) {
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
+	// upTo is how many samples take v or less.
+	upTo := func(v float64) int { return sort.Search(len(s), func(i int) bool { return s[i] > v }) }
 	need := max(len(s)/5, 1)
 	for i, x := range s {
-		j, _ := slices.BinarySearch(s, x+q/4)
-		for j < len(s) && s[j] <= x+q/4 {
-			j++
-		}
-		if j-i < need {
+		if upTo(x+q/4)-i < need {
 			continue
 		}
-		k := j
-		for k < len(s) && s[k] <= x+q/2 {
-			k++
-		}
-		clean := s[i:k]
+		clean := s[i:upTo(x+q/2)]
 		c := clean[len(clean)/2]
 		cut := c + q/2
 		// The clean samples must end before the cut: few in its last
 		// quarter-pause, else the spread is the call's own (or q too
 		// small a pause for it) and none is marked.
-		lo, _ := slices.BinarySearch(s, c+q/4)
-		hi := lo
-		for hi < len(s) && s[hi] <= cut {
-			hi++
-		}
-		if 10*(hi-lo) > len(clean) {
+		if 10*(upTo(cut)-upTo(c+q/4)) > len(clean) {
 			return marks, 0
 		}
 		for m, v := range xs {
