@@ -101,8 +101,11 @@ func TestMeasureDropsStalled(t *testing.T) {
 	if st.Stalled == 0 || st.Rejected < st.Stalled || st.Kept < cfg.MinSamples {
 		t.Fatalf("stalled %d, rejected %d, kept %d", st.Stalled, st.Rejected, st.Kept)
 	}
-	// Only clean samples are kept: none is near the paused calls' 160 µs.
-	if st.Max > 130e3 {
+	// No paused call is kept: they take 160 µs of wall time, and the cut
+	// is half the pause (30 µs) above the clean calls' 100. (A clean call
+	// that a real host pause lengthened by less than that is kept: CI once
+	// kept one of 130.4 µs.)
+	if st.Max > 150e3 {
 		t.Errorf("kept a sample of %.0f ns: a paused call", st.Max)
 	}
 	cfg.Stall = -1
