@@ -1738,6 +1738,61 @@ pv_block_1:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 
+pv_pair_1:
+	CMPQ         R13, $0x02
+	JL           pv_single_1
+	VBROADCASTSS (R11), Y12
+	VFMADD231PS  (R12), Y12, Y0
+	VFMADD231PS  32(R12), Y12, Y1
+	VFMADD231PS  64(R12), Y12, Y2
+	VFMADD231PS  96(R12), Y12, Y3
+	VFMADD231PS  128(R12), Y12, Y4
+	VFMADD231PS  160(R12), Y12, Y5
+	VFMADD231PS  192(R12), Y12, Y6
+	VFMADD231PS  224(R12), Y12, Y7
+	VFMADD231PS  256(R12), Y12, Y8
+	VFMADD231PS  288(R12), Y12, Y9
+	VFMADD231PS  320(R12), Y12, Y10
+	VFMADD231PS  352(R12), Y12, Y11
+	ADDQ         DI, R12
+	VBROADCASTSS 4(R11), Y12
+	VFMADD231PS  (R12), Y12, Y0
+	VFMADD231PS  32(R12), Y12, Y1
+	VFMADD231PS  64(R12), Y12, Y2
+	VFMADD231PS  96(R12), Y12, Y3
+	VFMADD231PS  128(R12), Y12, Y4
+	VFMADD231PS  160(R12), Y12, Y5
+	VFMADD231PS  192(R12), Y12, Y6
+	VFMADD231PS  224(R12), Y12, Y7
+	VFMADD231PS  256(R12), Y12, Y8
+	VFMADD231PS  288(R12), Y12, Y9
+	VFMADD231PS  320(R12), Y12, Y10
+	VFMADD231PS  352(R12), Y12, Y11
+	ADDQ         DI, R12
+	DECQ         R9
+	JNZ          pf_skip_11
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_11
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	ADDQ         $0x00000300, R8
+
+pf_skip_11:
+	ADDQ $0x08, R11
+	SUBQ $0x02, R13
+	JMP  pv_pair_1
+
 pv_single_1:
 	TESTQ        R13, R13
 	JZ           pv_merge_1
@@ -1755,10 +1810,10 @@ pv_single_1:
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_11
+	JNZ          pf_skip_12
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_11
+	JAE          pf_skip_12
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
@@ -1767,7 +1822,7 @@ pv_single_1:
 	PREFETCHT1   320(R8)
 	ADDQ         $0x00000180, R8
 
-pf_skip_11:
+pf_skip_12:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -1807,6 +1862,49 @@ pv_block_2:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 
+pv_pair_2:
+	CMPQ         R13, $0x02
+	JL           pv_single_2
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
+	ADDQ         DI, R12
+	VBROADCASTSS 4(R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
+	ADDQ         DI, R12
+	DECQ         R9
+	JNZ          pf_skip_13
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_13
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	ADDQ         $0x00000200, R8
+
+pf_skip_13:
+	ADDQ $0x08, R11
+	SUBQ $0x02, R13
+	JMP  pv_pair_2
+
 pv_single_2:
 	TESTQ        R13, R13
 	JZ           pv_merge_2
@@ -1820,17 +1918,17 @@ pv_single_2:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_12
+	JNZ          pf_skip_14
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_12
+	JAE          pf_skip_14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, R8
 
-pf_skip_12:
+pf_skip_14:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -1880,17 +1978,17 @@ pv_pair_3:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_13
+	JNZ          pf_skip_15
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_13
+	JAE          pf_skip_15
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
 	ADDQ         $0x00000100, R8
 
-pf_skip_13:
+pf_skip_15:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -1906,15 +2004,15 @@ pv_single_3:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_14
+	JNZ          pf_skip_16
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_14
+	JAE          pf_skip_16
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_14:
+pf_skip_16:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -1956,15 +2054,15 @@ pv_pair_4:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_15
+	JNZ          pf_skip_17
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_15
+	JAE          pf_skip_17
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_15:
+pf_skip_17:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -1978,14 +2076,14 @@ pv_single_4:
 	VFMADD231PS  (R12), Y4, Y0
 	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_16
+	JNZ          pf_skip_18
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_16
+	JAE          pf_skip_18
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_16:
+pf_skip_18:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -2019,14 +2117,14 @@ pv_pair_5:
 	VFMADD231PS  (R12), Y2, Y0
 	VFMADD231PS  (R12)(DI*1), Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_17
+	JNZ          pf_skip_19
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_17
+	JAE          pf_skip_19
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_17:
+pf_skip_19:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -2039,14 +2137,14 @@ pv_single_5:
 	VBROADCASTSS (R11), Y2
 	VFMADD231PS  (R12), Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_18
+	JNZ          pf_skip_20
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_18
+	JAE          pf_skip_20
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_18:
+pf_skip_20:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -2783,6 +2881,41 @@ pv_block_6:
 	LEAQ    (AX)(R8*1), R10
 	MOVQ    CX, R11
 
+pv_pair_6:
+	CMPQ         R11, $0x02
+	JL           pv_single_6
+	VBROADCASTSS (R9), Y12
+	VFMADD231PS  (R10), Y12, Y0
+	VFMADD231PS  32(R10), Y12, Y1
+	VFMADD231PS  64(R10), Y12, Y2
+	VFMADD231PS  96(R10), Y12, Y3
+	VFMADD231PS  128(R10), Y12, Y4
+	VFMADD231PS  160(R10), Y12, Y5
+	VFMADD231PS  192(R10), Y12, Y6
+	VFMADD231PS  224(R10), Y12, Y7
+	VFMADD231PS  256(R10), Y12, Y8
+	VFMADD231PS  288(R10), Y12, Y9
+	VFMADD231PS  320(R10), Y12, Y10
+	VFMADD231PS  352(R10), Y12, Y11
+	ADDQ         DI, R10
+	VBROADCASTSS 4(R9), Y12
+	VFMADD231PS  (R10), Y12, Y0
+	VFMADD231PS  32(R10), Y12, Y1
+	VFMADD231PS  64(R10), Y12, Y2
+	VFMADD231PS  96(R10), Y12, Y3
+	VFMADD231PS  128(R10), Y12, Y4
+	VFMADD231PS  160(R10), Y12, Y5
+	VFMADD231PS  192(R10), Y12, Y6
+	VFMADD231PS  224(R10), Y12, Y7
+	VFMADD231PS  256(R10), Y12, Y8
+	VFMADD231PS  288(R10), Y12, Y9
+	VFMADD231PS  320(R10), Y12, Y10
+	VFMADD231PS  352(R10), Y12, Y11
+	ADDQ         DI, R10
+	ADDQ         $0x08, R9
+	SUBQ         $0x02, R11
+	JMP          pv_pair_6
+
 pv_single_6:
 	TESTQ        R11, R11
 	JZ           pv_merge_6
@@ -2837,6 +2970,33 @@ pv_block_7:
 	MOVQ    SI, R9
 	LEAQ    (AX)(R8*1), R10
 	MOVQ    CX, R11
+
+pv_pair_7:
+	CMPQ         R11, $0x02
+	JL           pv_single_7
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         DI, R10
+	VBROADCASTSS 4(R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         DI, R10
+	ADDQ         $0x08, R9
+	SUBQ         $0x02, R11
+	JMP          pv_pair_7
 
 pv_single_7:
 	TESTQ        R11, R11
@@ -3316,6 +3476,41 @@ pv_block_11:
 	LEAQ    (AX)(R8*1), R10
 	MOVQ    CX, R11
 
+pv_pair_11:
+	CMPQ         R11, $0x02
+	JL           pv_single_11
+	VBROADCASTSS (R9), Y12
+	VFMADD231PS  (R10), Y12, Y0
+	VFMADD231PS  32(R10), Y12, Y1
+	VFMADD231PS  64(R10), Y12, Y2
+	VFMADD231PS  96(R10), Y12, Y3
+	VFMADD231PS  128(R10), Y12, Y4
+	VFMADD231PS  160(R10), Y12, Y5
+	VFMADD231PS  192(R10), Y12, Y6
+	VFMADD231PS  224(R10), Y12, Y7
+	VFMADD231PS  256(R10), Y12, Y8
+	VFMADD231PS  288(R10), Y12, Y9
+	VFMADD231PS  320(R10), Y12, Y10
+	VFMADD231PS  352(R10), Y12, Y11
+	ADDQ         DI, R10
+	VBROADCASTSS 4(R9), Y12
+	VFMADD231PS  (R10), Y12, Y0
+	VFMADD231PS  32(R10), Y12, Y1
+	VFMADD231PS  64(R10), Y12, Y2
+	VFMADD231PS  96(R10), Y12, Y3
+	VFMADD231PS  128(R10), Y12, Y4
+	VFMADD231PS  160(R10), Y12, Y5
+	VFMADD231PS  192(R10), Y12, Y6
+	VFMADD231PS  224(R10), Y12, Y7
+	VFMADD231PS  256(R10), Y12, Y8
+	VFMADD231PS  288(R10), Y12, Y9
+	VFMADD231PS  320(R10), Y12, Y10
+	VFMADD231PS  352(R10), Y12, Y11
+	ADDQ         DI, R10
+	ADDQ         $0x08, R9
+	SUBQ         $0x02, R11
+	JMP          pv_pair_11
+
 pv_single_11:
 	TESTQ        R11, R11
 	JZ           pv_merge_11
@@ -3370,6 +3565,33 @@ pv_block_12:
 	MOVQ    SI, R9
 	LEAQ    (AX)(R8*1), R10
 	MOVQ    CX, R11
+
+pv_pair_12:
+	CMPQ         R11, $0x02
+	JL           pv_single_12
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         DI, R10
+	VBROADCASTSS 4(R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         DI, R10
+	ADDQ         $0x08, R9
+	SUBQ         $0x02, R11
+	JMP          pv_pair_12
 
 pv_single_12:
 	TESTQ        R11, R11
@@ -3908,6 +4130,33 @@ pv_block_16:
 	LEAQ    (DX)(R8*1), R10
 	MOVQ    BX, R11
 
+pv_pair_16:
+	CMPQ         R11, $0x02
+	JL           pv_single_16
+	VBROADCASTSS (R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         DI, R10
+	VBROADCASTSS 4(R9), Y8
+	VFMADD231PS  (R10), Y8, Y0
+	VFMADD231PS  32(R10), Y8, Y1
+	VFMADD231PS  64(R10), Y8, Y2
+	VFMADD231PS  96(R10), Y8, Y3
+	VFMADD231PS  128(R10), Y8, Y4
+	VFMADD231PS  160(R10), Y8, Y5
+	VFMADD231PS  192(R10), Y8, Y6
+	VFMADD231PS  224(R10), Y8, Y7
+	ADDQ         DI, R10
+	ADDQ         $0x08, R9
+	SUBQ         $0x02, R11
+	JMP          pv_pair_16
+
 pv_single_16:
 	TESTQ        R11, R11
 	JZ           pv_merge_16
@@ -4291,7 +4540,7 @@ scoresw_chunk2_1:
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_19
+	JAE         pf_skip_21
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4313,7 +4562,7 @@ pf_near_done_1:
 pf_nofar_1:
 	ADDQ $0x00000040, R9
 
-pf_skip_19:
+pf_skip_21:
 	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
@@ -4327,7 +4576,7 @@ pf_skip_19:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_20
+	JAE         pf_skip_22
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4349,7 +4598,7 @@ pf_near_done_2:
 pf_nofar_2:
 	ADDQ $0x00000040, R9
 
-pf_skip_20:
+pf_skip_22:
 	VMOVUPS     64(CX), Z26
 	VMOVUPS     64(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -4365,7 +4614,7 @@ pf_skip_20:
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_21
+	JAE         pf_skip_23
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4387,7 +4636,7 @@ pf_near_done_3:
 pf_nofar_3:
 	ADDQ $0x00000040, R9
 
-pf_skip_21:
+pf_skip_23:
 	VMOVUPS     64(SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
@@ -4401,7 +4650,7 @@ pf_skip_21:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_22
+	JAE         pf_skip_24
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4423,7 +4672,7 @@ pf_near_done_4:
 pf_nofar_4:
 	ADDQ $0x00000040, R9
 
-pf_skip_22:
+pf_skip_24:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, DX
 	ADDQ $0x00000080, SI
@@ -4448,7 +4697,7 @@ scoresw_odd_1:
 	VFMADD231PS Z26, Z28, Z16
 	VFMADD231PS Z27, Z28, Z17
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_23
+	JAE         pf_skip_25
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4470,7 +4719,7 @@ pf_near_done_5:
 pf_nofar_5:
 	ADDQ $0x00000040, R9
 
-pf_skip_23:
+pf_skip_25:
 	VMOVUPS     (SI), Z28
 	VFMADD231PS Z26, Z28, Z18
 	VFMADD231PS Z27, Z28, Z19
@@ -4484,7 +4733,7 @@ pf_skip_23:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_24
+	JAE         pf_skip_26
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4506,7 +4755,7 @@ pf_near_done_6:
 pf_nofar_6:
 	ADDQ $0x00000040, R9
 
-pf_skip_24:
+pf_skip_26:
 scoresw_chunks_1:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
@@ -4910,7 +5159,7 @@ scores4_chunk2_1:
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_25
+	JAE         pf_skip_27
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4932,7 +5181,7 @@ pf_near_done_7:
 pf_nofar_7:
 	ADDQ $0x00000040, R9
 
-pf_skip_25:
+pf_skip_27:
 	VMOVUPS     (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -4944,7 +5193,7 @@ pf_skip_25:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_26
+	JAE         pf_skip_28
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -4966,7 +5215,7 @@ pf_near_done_8:
 pf_nofar_8:
 	ADDQ $0x00000040, R9
 
-pf_skip_26:
+pf_skip_28:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -4982,7 +5231,7 @@ pf_skip_26:
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_27
+	JAE         pf_skip_29
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5004,7 +5253,7 @@ pf_near_done_9:
 pf_nofar_9:
 	ADDQ $0x00000040, R9
 
-pf_skip_27:
+pf_skip_29:
 	VMOVUPS     64(CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -5016,7 +5265,7 @@ pf_skip_27:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_28
+	JAE         pf_skip_30
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5038,7 +5287,7 @@ pf_near_done_10:
 pf_nofar_10:
 	ADDQ $0x00000040, R9
 
-pf_skip_28:
+pf_skip_30:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_1
@@ -5061,7 +5310,7 @@ scores4_odd_1:
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_29
+	JAE         pf_skip_31
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5083,7 +5332,7 @@ pf_near_done_11:
 pf_nofar_11:
 	ADDQ $0x00000040, R9
 
-pf_skip_29:
+pf_skip_31:
 	VMOVUPS     (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -5095,7 +5344,7 @@ pf_skip_29:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_30
+	JAE         pf_skip_32
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5117,7 +5366,7 @@ pf_near_done_12:
 pf_nofar_12:
 	ADDQ $0x00000040, R9
 
-pf_skip_30:
+pf_skip_32:
 scores4_chunks_1:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -5433,7 +5682,7 @@ scores4_chunk2_2:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_31
+	JAE         pf_skip_33
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5458,7 +5707,7 @@ pf_near_done_13:
 pf_nofar_13:
 	ADDQ $0x00000080, R9
 
-pf_skip_31:
+pf_skip_33:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -5484,7 +5733,7 @@ pf_skip_31:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_32
+	JAE         pf_skip_34
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5509,7 +5758,7 @@ pf_near_done_14:
 pf_nofar_14:
 	ADDQ $0x00000080, R9
 
-pf_skip_32:
+pf_skip_34:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_2
@@ -5542,7 +5791,7 @@ scores4_odd_2:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_33
+	JAE         pf_skip_35
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5567,7 +5816,7 @@ pf_near_done_15:
 pf_nofar_15:
 	ADDQ $0x00000080, R9
 
-pf_skip_33:
+pf_skip_35:
 scores4_chunks_2:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -5873,7 +6122,7 @@ scores4_chunk2_3:
 	VFMADD231PS Z26, Z24, Z14
 	VFMADD231PS Z26, Z25, Z18
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_34
+	JAE         pf_skip_36
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5895,14 +6144,14 @@ pf_near_done_16:
 pf_nofar_16:
 	ADDQ $0x00000040, R9
 
-pf_skip_34:
+pf_skip_36:
 	VMOVUPS     (CX)(R8*1), Z26
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_35
+	JAE         pf_skip_37
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5924,14 +6173,14 @@ pf_near_done_17:
 pf_nofar_17:
 	ADDQ $0x00000040, R9
 
-pf_skip_35:
+pf_skip_37:
 	VMOVUPS     (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
 	VFMADD231PS Z26, Z24, Z16
 	VFMADD231PS Z26, Z25, Z20
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_36
+	JAE         pf_skip_38
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5953,14 +6202,14 @@ pf_near_done_18:
 pf_nofar_18:
 	ADDQ $0x00000040, R9
 
-pf_skip_36:
+pf_skip_38:
 	VMOVUPS     (CX)(AX*1), Z26
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_37
+	JAE         pf_skip_39
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -5982,7 +6231,7 @@ pf_near_done_19:
 pf_nofar_19:
 	ADDQ $0x00000040, R9
 
-pf_skip_37:
+pf_skip_39:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -5993,7 +6242,7 @@ pf_skip_37:
 	VFMADD231PS Z26, Z24, Z14
 	VFMADD231PS Z26, Z25, Z18
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_38
+	JAE         pf_skip_40
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6015,14 +6264,14 @@ pf_near_done_20:
 pf_nofar_20:
 	ADDQ $0x00000040, R9
 
-pf_skip_38:
+pf_skip_40:
 	VMOVUPS     64(CX)(R8*1), Z26
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_39
+	JAE         pf_skip_41
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6044,14 +6293,14 @@ pf_near_done_21:
 pf_nofar_21:
 	ADDQ $0x00000040, R9
 
-pf_skip_39:
+pf_skip_41:
 	VMOVUPS     64(CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
 	VFMADD231PS Z26, Z24, Z16
 	VFMADD231PS Z26, Z25, Z20
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_40
+	JAE         pf_skip_42
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6073,14 +6322,14 @@ pf_near_done_22:
 pf_nofar_22:
 	ADDQ $0x00000040, R9
 
-pf_skip_40:
+pf_skip_42:
 	VMOVUPS     64(CX)(AX*1), Z26
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_41
+	JAE         pf_skip_43
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6102,7 +6351,7 @@ pf_near_done_23:
 pf_nofar_23:
 	ADDQ $0x00000040, R9
 
-pf_skip_41:
+pf_skip_43:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_3
@@ -6120,7 +6369,7 @@ scores4_odd_3:
 	VFMADD231PS Z26, Z24, Z14
 	VFMADD231PS Z26, Z25, Z18
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_42
+	JAE         pf_skip_44
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6142,14 +6391,14 @@ pf_near_done_24:
 pf_nofar_24:
 	ADDQ $0x00000040, R9
 
-pf_skip_42:
+pf_skip_44:
 	VMOVUPS     (CX)(R8*1), Z26
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_43
+	JAE         pf_skip_45
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6171,14 +6420,14 @@ pf_near_done_25:
 pf_nofar_25:
 	ADDQ $0x00000040, R9
 
-pf_skip_43:
+pf_skip_45:
 	VMOVUPS     (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
 	VFMADD231PS Z26, Z24, Z16
 	VFMADD231PS Z26, Z25, Z20
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_44
+	JAE         pf_skip_46
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6200,14 +6449,14 @@ pf_near_done_26:
 pf_nofar_26:
 	ADDQ $0x00000040, R9
 
-pf_skip_44:
+pf_skip_46:
 	VMOVUPS     (CX)(AX*1), Z26
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_45
+	JAE         pf_skip_47
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6229,7 +6478,7 @@ pf_near_done_27:
 pf_nofar_27:
 	ADDQ $0x00000040, R9
 
-pf_skip_45:
+pf_skip_47:
 scores4_chunks_3:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -6545,7 +6794,7 @@ scores4_chunk2_4:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_46
+	JAE         pf_skip_48
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6576,7 +6825,7 @@ pf_near_done_28:
 pf_nofar_28:
 	ADDQ $0x00000100, R9
 
-pf_skip_46:
+pf_skip_48:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -6602,7 +6851,7 @@ pf_skip_46:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_47
+	JAE         pf_skip_49
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6633,7 +6882,7 @@ pf_near_done_29:
 pf_nofar_29:
 	ADDQ $0x00000100, R9
 
-pf_skip_47:
+pf_skip_49:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_4
@@ -6666,7 +6915,7 @@ scores4_odd_4:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_48
+	JAE         pf_skip_50
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -6697,7 +6946,7 @@ pf_near_done_30:
 pf_nofar_30:
 	ADDQ $0x00000100, R9
 
-pf_skip_48:
+pf_skip_50:
 scores4_chunks_4:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -7002,7 +7251,7 @@ scores2_8_chunk2_1:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_49
+	JAE         pf_skip_51
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	TESTQ       $0x00000040, mode+104(FP)
@@ -7022,7 +7271,7 @@ pf_t0_31:
 pf_near_done_31:
 	ADDQ $0x00000100, R9
 
-pf_skip_49:
+pf_skip_51:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -7050,7 +7299,7 @@ pf_skip_49:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_50
+	JAE         pf_skip_52
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	TESTQ       $0x00000040, mode+104(FP)
@@ -7070,7 +7319,7 @@ pf_t0_32:
 pf_near_done_32:
 	ADDQ $0x00000100, R9
 
-pf_skip_50:
+pf_skip_52:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -7106,7 +7355,7 @@ scores2_8_odd_1:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_51
+	JAE         pf_skip_53
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
@@ -7126,7 +7375,7 @@ pf_t0_33:
 pf_near_done_33:
 	ADDQ $0x00000100, R9
 
-pf_skip_51:
+pf_skip_53:
 scores2_8_chunks_1:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -7350,80 +7599,6 @@ scores_by8_5:
 	VFMADD231PS 384(R9)(SI*1), Z16, Z3
 	VFMADD231PS 448(R9)(SI*1), Z17, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_52
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	ADDQ        $0x00000400, DI
-
-pf_skip_52:
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	VFMADD231PS 256(R9)(SI*2), Z14, Z4
-	VFMADD231PS 320(R9)(SI*2), Z15, Z4
-	VFMADD231PS 384(R9)(SI*2), Z16, Z4
-	VFMADD231PS 448(R9)(SI*2), Z17, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS 64(R9)(R8*1), Z11, Z5
-	VFMADD231PS 128(R9)(R8*1), Z12, Z5
-	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	VFMADD231PS 256(R9)(R8*1), Z14, Z5
-	VFMADD231PS 320(R9)(R8*1), Z15, Z5
-	VFMADD231PS 384(R9)(R8*1), Z16, Z5
-	VFMADD231PS 448(R9)(R8*1), Z17, Z5
-	CMPQ        DI, 216(SP)
-	JAE         pf_skip_53
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	ADDQ        $0x00000400, DI
-
-pf_skip_53:
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
-	VFMADD231PS 256(R10), Z14, Z6
-	VFMADD231PS 320(R10), Z15, Z6
-	VFMADD231PS 384(R10), Z16, Z6
-	VFMADD231PS 448(R10), Z17, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	VFMADD231PS 256(R10)(SI*1), Z14, Z7
-	VFMADD231PS 320(R10)(SI*1), Z15, Z7
-	VFMADD231PS 384(R10)(SI*1), Z16, Z7
-	VFMADD231PS 448(R10)(SI*1), Z17, Z7
-	CMPQ        DI, 216(SP)
 	JAE         pf_skip_54
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -7444,22 +7619,22 @@ pf_skip_53:
 	ADDQ        $0x00000400, DI
 
 pf_skip_54:
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	VFMADD231PS 256(R10)(SI*2), Z14, Z8
-	VFMADD231PS 320(R10)(SI*2), Z15, Z8
-	VFMADD231PS 384(R10)(SI*2), Z16, Z8
-	VFMADD231PS 448(R10)(SI*2), Z17, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	VFMADD231PS 256(R10)(R8*1), Z14, Z9
-	VFMADD231PS 320(R10)(R8*1), Z15, Z9
-	VFMADD231PS 384(R10)(R8*1), Z16, Z9
-	VFMADD231PS 448(R10)(R8*1), Z17, Z9
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
+	VFMADD231PS 256(R9)(SI*2), Z14, Z4
+	VFMADD231PS 320(R9)(SI*2), Z15, Z4
+	VFMADD231PS 384(R9)(SI*2), Z16, Z4
+	VFMADD231PS 448(R9)(SI*2), Z17, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R9)(R8*1), Z11, Z5
+	VFMADD231PS 128(R9)(R8*1), Z12, Z5
+	VFMADD231PS 192(R9)(R8*1), Z13, Z5
+	VFMADD231PS 256(R9)(R8*1), Z14, Z5
+	VFMADD231PS 320(R9)(R8*1), Z15, Z5
+	VFMADD231PS 384(R9)(R8*1), Z16, Z5
+	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 216(SP)
 	JAE         pf_skip_55
 	PREFETCHT1  (DI)
@@ -7481,6 +7656,80 @@ pf_skip_54:
 	ADDQ        $0x00000400, DI
 
 pf_skip_55:
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
+	VFMADD231PS 256(R10), Z14, Z6
+	VFMADD231PS 320(R10), Z15, Z6
+	VFMADD231PS 384(R10), Z16, Z6
+	VFMADD231PS 448(R10), Z17, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	VFMADD231PS 256(R10)(SI*1), Z14, Z7
+	VFMADD231PS 320(R10)(SI*1), Z15, Z7
+	VFMADD231PS 384(R10)(SI*1), Z16, Z7
+	VFMADD231PS 448(R10)(SI*1), Z17, Z7
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_56
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	ADDQ        $0x00000400, DI
+
+pf_skip_56:
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	VFMADD231PS 256(R10)(SI*2), Z14, Z8
+	VFMADD231PS 320(R10)(SI*2), Z15, Z8
+	VFMADD231PS 384(R10)(SI*2), Z16, Z8
+	VFMADD231PS 448(R10)(SI*2), Z17, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	VFMADD231PS 256(R10)(R8*1), Z14, Z9
+	VFMADD231PS 320(R10)(R8*1), Z15, Z9
+	VFMADD231PS 384(R10)(R8*1), Z16, Z9
+	VFMADD231PS 448(R10)(R8*1), Z17, Z9
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_57
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	ADDQ        $0x00000400, DI
+
+pf_skip_57:
 	JMP scores_reduce_5
 
 scores_seq_no_1:
@@ -7499,48 +7748,6 @@ scores_seq_no_1:
 	VFMADD231PS 128(R9)(SI*1), Z12, Z3
 	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_56
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	ADDQ        $0x00000200, DI
-
-pf_skip_56:
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS 64(R9)(R8*1), Z11, Z5
-	VFMADD231PS 128(R9)(R8*1), Z12, Z5
-	VFMADD231PS 192(R9)(R8*1), Z13, Z5
-	CMPQ        DI, 216(SP)
-	JAE         pf_skip_57
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	ADDQ        $0x00000200, DI
-
-pf_skip_57:
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	CMPQ        DI, 216(SP)
 	JAE         pf_skip_58
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
@@ -7553,14 +7760,14 @@ pf_skip_57:
 	ADDQ        $0x00000200, DI
 
 pf_skip_58:
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R9)(R8*1), Z11, Z5
+	VFMADD231PS 128(R9)(R8*1), Z12, Z5
+	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 216(SP)
 	JAE         pf_skip_59
 	PREFETCHT1  (DI)
@@ -7574,6 +7781,48 @@ pf_skip_58:
 	ADDQ        $0x00000200, DI
 
 pf_skip_59:
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_60
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_60:
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	CMPQ        DI, 216(SP)
+	JAE         pf_skip_61
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	PREFETCHT1  128(DI)
+	PREFETCHT1  192(DI)
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	ADDQ        $0x00000200, DI
+
+pf_skip_61:
 	JMP scores_reduce_5
 
 scores_seq_no_2:
@@ -7591,7 +7840,7 @@ scores_pairs_9:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_60
+	JAE         pf_skip_62
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -7602,7 +7851,7 @@ scores_pairs_9:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_60:
+pf_skip_62:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -8001,7 +8250,7 @@ softmax_3:
 	JGE        softmax_done_3
 	MOVQ       224(SP), AX
 	CMPQ       AX, 232(SP)
-	JAE        pf_skip_61
+	JAE        pf_skip_63
 	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	TESTQ      $0x00000040, mode+104(FP)
@@ -8029,7 +8278,7 @@ pf_t0_34:
 pf_near_done_34:
 	ADDQ $0x00000200, AX
 
-pf_skip_61:
+pf_skip_63:
 	MOVQ         AX, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
@@ -8826,7 +9075,7 @@ pvw_row_1:
 	VFMADD231PS  Z16, Z18, Z6
 	VFMADD231PS  Z17, Z18, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_62
+	JAE          pf_skip_64
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	TESTQ        $0x00000040, mode+104(FP)
@@ -8848,7 +9097,7 @@ pf_near_done_35:
 pf_nofar_31:
 	ADDQ $0x00000040, R9
 
-pf_skip_62:
+pf_skip_64:
 	VBROADCASTSS (R11), Z18
 	VFMADD231PS  Z16, Z18, Z8
 	VFMADD231PS  Z17, Z18, Z9
@@ -8862,7 +9111,7 @@ pf_skip_62:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_63
+	JAE          pf_skip_65
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	TESTQ        $0x00000040, mode+104(FP)
@@ -8884,7 +9133,7 @@ pf_near_done_36:
 pf_nofar_32:
 	ADDQ $0x00000040, R9
 
-pf_skip_63:
+pf_skip_65:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -8961,7 +9210,7 @@ pvw_row_2:
 	VBROADCASTSS (BX)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_64
+	JAE          pf_skip_66
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	TESTQ        $0x00000040, mode+104(FP)
@@ -8983,7 +9232,7 @@ pf_near_done_37:
 pf_nofar_33:
 	ADDQ $0x00000040, R9
 
-pf_skip_64:
+pf_skip_66:
 	VBROADCASTSS (R11), Z9
 	VFMADD231PS  Z8, Z9, Z4
 	VBROADCASTSS (R11)(DI*1), Z9
@@ -8993,7 +9242,7 @@ pf_skip_64:
 	VBROADCASTSS (R11)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_65
+	JAE          pf_skip_67
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9015,7 +9264,7 @@ pf_near_done_38:
 pf_nofar_34:
 	ADDQ $0x00000040, R9
 
-pf_skip_65:
+pf_skip_67:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -9147,7 +9396,7 @@ pv4_row_1:
 	VFMADD231PS  Z18, Z20, Z6
 	VFMADD231PS  Z19, Z20, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_66
+	JAE          pf_skip_68
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9169,7 +9418,7 @@ pf_near_done_39:
 pf_nofar_35:
 	ADDQ $0x00000040, R9
 
-pf_skip_66:
+pf_skip_68:
 	VBROADCASTSS (BX)(DI*2), Z20
 	VFMADD231PS  Z16, Z20, Z8
 	VFMADD231PS  Z17, Z20, Z9
@@ -9181,7 +9430,7 @@ pf_skip_66:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_67
+	JAE          pf_skip_69
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9203,7 +9452,7 @@ pf_near_done_40:
 pf_nofar_36:
 	ADDQ $0x00000040, R9
 
-pf_skip_67:
+pf_skip_69:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9269,7 +9518,7 @@ pv4_row_2:
 	VFMADD231PS  Z8, Z10, Z2
 	VFMADD231PS  Z9, Z10, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_68
+	JAE          pf_skip_70
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9291,7 +9540,7 @@ pf_near_done_41:
 pf_nofar_37:
 	ADDQ $0x00000040, R9
 
-pf_skip_68:
+pf_skip_70:
 	VBROADCASTSS (BX)(DI*2), Z10
 	VFMADD231PS  Z8, Z10, Z4
 	VFMADD231PS  Z9, Z10, Z5
@@ -9299,7 +9548,7 @@ pf_skip_68:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_69
+	JAE          pf_skip_71
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9321,7 +9570,7 @@ pf_near_done_42:
 pf_nofar_38:
 	ADDQ $0x00000040, R9
 
-pf_skip_69:
+pf_skip_71:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9372,7 +9621,7 @@ pv4_row_3:
 	VBROADCASTSS (BX)(DI*1), Z5
 	VFMADD231PS  Z4, Z5, Z1
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_70
+	JAE          pf_skip_72
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9394,13 +9643,13 @@ pf_near_done_43:
 pf_nofar_39:
 	ADDQ $0x00000040, R9
 
-pf_skip_70:
+pf_skip_72:
 	VBROADCASTSS (BX)(DI*2), Z5
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_71
+	JAE          pf_skip_73
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9422,7 +9671,7 @@ pf_near_done_44:
 pf_nofar_40:
 	ADDQ $0x00000040, R9
 
-pf_skip_71:
+pf_skip_73:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9545,7 +9794,7 @@ pv4_row_4:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_72
+	JAE          pf_skip_74
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9570,7 +9819,7 @@ pf_near_done_45:
 pf_nofar_41:
 	ADDQ $0x00000080, R9
 
-pf_skip_72:
+pf_skip_74:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9642,7 +9891,7 @@ pv4_row_5:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_73
+	JAE          pf_skip_75
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9667,7 +9916,7 @@ pf_near_done_46:
 pf_nofar_42:
 	ADDQ $0x00000080, R9
 
-pf_skip_73:
+pf_skip_75:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9722,7 +9971,7 @@ pv4_row_6:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_74
+	JAE          pf_skip_76
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9747,7 +9996,7 @@ pf_near_done_47:
 pf_nofar_43:
 	ADDQ $0x00000080, R9
 
-pf_skip_74:
+pf_skip_76:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -9860,7 +10109,7 @@ pv4_row_7:
 	VFMADD231PS  Z18, Z20, Z2
 	VFMADD231PS  Z19, Z20, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_75
+	JAE          pf_skip_77
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9882,14 +10131,14 @@ pf_near_done_48:
 pf_nofar_44:
 	ADDQ $0x00000040, R9
 
-pf_skip_75:
+pf_skip_77:
 	VBROADCASTSS (BX)(DI*1), Z20
 	VFMADD231PS  Z16, Z20, Z4
 	VFMADD231PS  Z17, Z20, Z5
 	VFMADD231PS  Z18, Z20, Z6
 	VFMADD231PS  Z19, Z20, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_76
+	JAE          pf_skip_78
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9911,14 +10160,14 @@ pf_near_done_49:
 pf_nofar_45:
 	ADDQ $0x00000040, R9
 
-pf_skip_76:
+pf_skip_78:
 	VBROADCASTSS (BX)(DI*2), Z20
 	VFMADD231PS  Z16, Z20, Z8
 	VFMADD231PS  Z17, Z20, Z9
 	VFMADD231PS  Z18, Z20, Z10
 	VFMADD231PS  Z19, Z20, Z11
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_77
+	JAE          pf_skip_79
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9940,14 +10189,14 @@ pf_near_done_50:
 pf_nofar_46:
 	ADDQ $0x00000040, R9
 
-pf_skip_77:
+pf_skip_79:
 	VBROADCASTSS (BX)(CX*1), Z20
 	VFMADD231PS  Z16, Z20, Z12
 	VFMADD231PS  Z17, Z20, Z13
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_78
+	JAE          pf_skip_80
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -9969,7 +10218,7 @@ pf_near_done_51:
 pf_nofar_47:
 	ADDQ $0x00000040, R9
 
-pf_skip_78:
+pf_skip_80:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10032,7 +10281,7 @@ pv4_row_8:
 	VFMADD231PS  Z8, Z10, Z0
 	VFMADD231PS  Z9, Z10, Z1
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_79
+	JAE          pf_skip_81
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10054,12 +10303,12 @@ pf_near_done_52:
 pf_nofar_48:
 	ADDQ $0x00000040, R9
 
-pf_skip_79:
+pf_skip_81:
 	VBROADCASTSS (BX)(DI*1), Z10
 	VFMADD231PS  Z8, Z10, Z2
 	VFMADD231PS  Z9, Z10, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_80
+	JAE          pf_skip_82
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10081,12 +10330,12 @@ pf_near_done_53:
 pf_nofar_49:
 	ADDQ $0x00000040, R9
 
-pf_skip_80:
+pf_skip_82:
 	VBROADCASTSS (BX)(DI*2), Z10
 	VFMADD231PS  Z8, Z10, Z4
 	VFMADD231PS  Z9, Z10, Z5
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_81
+	JAE          pf_skip_83
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10108,12 +10357,12 @@ pf_near_done_54:
 pf_nofar_50:
 	ADDQ $0x00000040, R9
 
-pf_skip_81:
+pf_skip_83:
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_82
+	JAE          pf_skip_84
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10135,7 +10384,7 @@ pf_near_done_55:
 pf_nofar_51:
 	ADDQ $0x00000040, R9
 
-pf_skip_82:
+pf_skip_84:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10184,7 +10433,7 @@ pv4_row_9:
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_83
+	JAE          pf_skip_85
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10206,11 +10455,11 @@ pf_near_done_56:
 pf_nofar_52:
 	ADDQ $0x00000040, R9
 
-pf_skip_83:
+pf_skip_85:
 	VBROADCASTSS (BX)(DI*1), Z5
 	VFMADD231PS  Z4, Z5, Z1
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_84
+	JAE          pf_skip_86
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10232,11 +10481,11 @@ pf_near_done_57:
 pf_nofar_53:
 	ADDQ $0x00000040, R9
 
-pf_skip_84:
+pf_skip_86:
 	VBROADCASTSS (BX)(DI*2), Z5
 	VFMADD231PS  Z4, Z5, Z2
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_85
+	JAE          pf_skip_87
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10258,11 +10507,11 @@ pf_near_done_58:
 pf_nofar_54:
 	ADDQ $0x00000040, R9
 
-pf_skip_85:
+pf_skip_87:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_86
+	JAE          pf_skip_88
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10284,7 +10533,7 @@ pf_near_done_59:
 pf_nofar_55:
 	ADDQ $0x00000040, R9
 
-pf_skip_86:
+pf_skip_88:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10407,7 +10656,7 @@ pv4_row_10:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_87
+	JAE          pf_skip_89
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10438,7 +10687,7 @@ pf_near_done_60:
 pf_nofar_56:
 	ADDQ $0x00000100, R9
 
-pf_skip_87:
+pf_skip_89:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10510,7 +10759,7 @@ pv4_row_11:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_88
+	JAE          pf_skip_90
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10541,7 +10790,7 @@ pf_near_done_61:
 pf_nofar_57:
 	ADDQ $0x00000100, R9
 
-pf_skip_88:
+pf_skip_90:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10596,7 +10845,7 @@ pv4_row_12:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_89
+	JAE          pf_skip_91
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10627,7 +10876,7 @@ pf_near_done_62:
 pf_nofar_58:
 	ADDQ $0x00000100, R9
 
-pf_skip_89:
+pf_skip_91:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -10744,7 +10993,7 @@ pv2_single_5:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_90
+	JAE          pf_skip_92
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10764,7 +11013,7 @@ pf_t0_63:
 pf_near_done_63:
 	ADDQ $0x00000100, R10
 
-pf_skip_90:
+pf_skip_92:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -10854,7 +11103,7 @@ pv2_pair_6:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_91
+	JAE          pf_skip_93
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10874,7 +11123,7 @@ pf_t0_64:
 pf_near_done_64:
 	ADDQ $0x00000100, R10
 
-pf_skip_91:
+pf_skip_93:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -10967,7 +11216,7 @@ pv2_pair_7:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_92
+	JAE          pf_skip_94
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	TESTQ        $0x00000040, mode+104(FP)
@@ -10987,7 +11236,7 @@ pf_t0_65:
 pf_near_done_65:
 	ADDQ $0x00000100, R10
 
-pf_skip_92:
+pf_skip_94:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -11056,7 +11305,7 @@ pv2_pair_8:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_93
+	JAE          pf_skip_95
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	TESTQ        $0x00000040, mode+104(FP)
@@ -11076,7 +11325,7 @@ pf_t0_66:
 pf_near_done_66:
 	ADDQ $0x00000100, R10
 
-pf_skip_93:
+pf_skip_95:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -12577,17 +12826,17 @@ scoresw_chunk2_2:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_94
+	JNZ         pf_skip_96
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_94
+	JAE         pf_skip_96
 	MOVQ        200(SP), SI
 	ADDQ        R9, SI
 	PREFETCHT0  (SI)
 	PREFETCHT0  64(SI)
 	ADDQ        $0x00000080, R9
 
-pf_skip_94:
+pf_skip_96:
 	VCVTPH2PS   16(CX), Y13
 	VCVTPH2PS   16(CX)(R8*1), Y14
 	VMOVUPS     32(DX), Y15
@@ -12603,17 +12852,17 @@ pf_skip_94:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_95
+	JNZ         pf_skip_97
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_95
+	JAE         pf_skip_97
 	MOVQ        200(SP), SI
 	ADDQ        R9, SI
 	PREFETCHT0  (SI)
 	PREFETCHT0  64(SI)
 	ADDQ        $0x00000080, R9
 
-pf_skip_95:
+pf_skip_97:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000040, DX
 	CMPQ CX, 48(SP)
@@ -12637,17 +12886,17 @@ scoresw_odd_2:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_96
+	JNZ         pf_skip_98
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_96
+	JAE         pf_skip_98
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	PREFETCHT0  64(CX)
 	ADDQ        $0x00000080, R9
 
-pf_skip_96:
+pf_skip_98:
 scoresw_chunks_2:
 	VBROADCASTSS scale+64(FP), Y13
 	MOVQ         104(SP), CX
@@ -12893,17 +13142,17 @@ scores2_6_chunk2_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_97
+	JNZ         pf_skip_99
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_97
+	JAE         pf_skip_99
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_97:
+pf_skip_99:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -12925,17 +13174,17 @@ pf_skip_97:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_98
+	JNZ         pf_skip_100
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_98
+	JAE         pf_skip_100
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_98:
+pf_skip_100:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -12965,17 +13214,17 @@ scores2_6_odd_1:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_99
+	JNZ         pf_skip_101
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_99
+	JAE         pf_skip_101
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_99:
+pf_skip_101:
 scores2_6_chunks_1:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -13065,17 +13314,17 @@ scores2_4_chunk2_2:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_100
+	JNZ         pf_skip_102
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_100
+	JAE         pf_skip_102
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_100:
+pf_skip_102:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -13091,17 +13340,17 @@ pf_skip_100:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_101
+	JNZ         pf_skip_103
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_101
+	JAE         pf_skip_103
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_101:
+pf_skip_103:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_2
@@ -13124,17 +13373,17 @@ scores2_4_odd_2:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_102
+	JNZ         pf_skip_104
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_102
+	JAE         pf_skip_104
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	PREFETCHT1  128(R9)
 	PREFETCHT1  192(R9)
 	ADDQ        $0x00000100, R9
 
-pf_skip_102:
+pf_skip_104:
 scores2_4_chunks_2:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -13305,15 +13554,15 @@ scores_pairs_12:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_103
+	JNZ         pf_skip_105
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_103
+	JAE         pf_skip_105
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_103:
+pf_skip_105:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -13363,15 +13612,15 @@ scores_pairs_13:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_104
+	JNZ         pf_skip_106
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_104
+	JAE         pf_skip_106
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	ADDQ        $0x00000080, DI
 
-pf_skip_104:
+pf_skip_106:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -14271,17 +14520,17 @@ pvw_row_3:
 	VFMADD231PS  Y8, Y10, Y6
 	VFMADD231PS  Y9, Y10, Y7
 	DECQ         R10
-	JNZ          pf_skip_105
+	JNZ          pf_skip_107
 	MOVQ         ng+16(FP), R10
 	CMPQ         R9, 240(SP)
-	JAE          pf_skip_105
+	JAE          pf_skip_107
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
 	PREFETCHT0   64(R12)
 	ADDQ         $0x00000080, R9
 
-pf_skip_105:
+pf_skip_107:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R11
@@ -14337,17 +14586,17 @@ pvw_row_4:
 	VBROADCASTSS (BX)(CX*1), Y5
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R10
-	JNZ          pf_skip_106
+	JNZ          pf_skip_108
 	MOVQ         ng+16(FP), R10
 	CMPQ         R9, 240(SP)
-	JAE          pf_skip_106
+	JAE          pf_skip_108
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
 	PREFETCHT0   64(R12)
 	ADDQ         $0x00000080, R9
 
-pf_skip_106:
+pf_skip_108:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R11
@@ -14456,17 +14705,17 @@ pv2_single_9:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_107
+	JNZ          pf_skip_109
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
-	JAE          pf_skip_107
+	JAE          pf_skip_109
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_107:
+pf_skip_109:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -14531,17 +14780,17 @@ pv2_single_10:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_108
+	JNZ          pf_skip_110
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
-	JAE          pf_skip_108
+	JAE          pf_skip_110
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_108:
+pf_skip_110:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -14592,17 +14841,17 @@ pv2_single_11:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_109
+	JNZ          pf_skip_111
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
-	JAE          pf_skip_109
+	JAE          pf_skip_111
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_109:
+pf_skip_111:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -14644,17 +14893,17 @@ pv2_single_12:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_110
+	JNZ          pf_skip_112
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
-	JAE          pf_skip_110
+	JAE          pf_skip_112
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	PREFETCHT1   128(R10)
 	PREFETCHT1   192(R10)
 	ADDQ         $0x00000100, R10
 
-pf_skip_110:
+pf_skip_112:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -14720,6 +14969,79 @@ pv_block_32:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
+pv_pair_32:
+	CMPQ         R13, $0x02
+	JL           pv_single_32
+	VBROADCASTSS (R11), Y12
+	VCVTPH2PS    (R12), Y13
+	VFMADD231PS  Y13, Y12, Y0
+	VCVTPH2PS    16(R12), Y13
+	VFMADD231PS  Y13, Y12, Y1
+	VCVTPH2PS    32(R12), Y13
+	VFMADD231PS  Y13, Y12, Y2
+	VCVTPH2PS    48(R12), Y13
+	VFMADD231PS  Y13, Y12, Y3
+	VCVTPH2PS    64(R12), Y13
+	VFMADD231PS  Y13, Y12, Y4
+	VCVTPH2PS    80(R12), Y13
+	VFMADD231PS  Y13, Y12, Y5
+	VCVTPH2PS    96(R12), Y13
+	VFMADD231PS  Y13, Y12, Y6
+	VCVTPH2PS    112(R12), Y13
+	VFMADD231PS  Y13, Y12, Y7
+	VCVTPH2PS    128(R12), Y13
+	VFMADD231PS  Y13, Y12, Y8
+	VCVTPH2PS    144(R12), Y13
+	VFMADD231PS  Y13, Y12, Y9
+	VCVTPH2PS    160(R12), Y13
+	VFMADD231PS  Y13, Y12, Y10
+	VCVTPH2PS    176(R12), Y13
+	VFMADD231PS  Y13, Y12, Y11
+	ADDQ         DI, R12
+	VBROADCASTSS 4(R11), Y12
+	VCVTPH2PS    (R12), Y13
+	VFMADD231PS  Y13, Y12, Y0
+	VCVTPH2PS    16(R12), Y13
+	VFMADD231PS  Y13, Y12, Y1
+	VCVTPH2PS    32(R12), Y13
+	VFMADD231PS  Y13, Y12, Y2
+	VCVTPH2PS    48(R12), Y13
+	VFMADD231PS  Y13, Y12, Y3
+	VCVTPH2PS    64(R12), Y13
+	VFMADD231PS  Y13, Y12, Y4
+	VCVTPH2PS    80(R12), Y13
+	VFMADD231PS  Y13, Y12, Y5
+	VCVTPH2PS    96(R12), Y13
+	VFMADD231PS  Y13, Y12, Y6
+	VCVTPH2PS    112(R12), Y13
+	VFMADD231PS  Y13, Y12, Y7
+	VCVTPH2PS    128(R12), Y13
+	VFMADD231PS  Y13, Y12, Y8
+	VCVTPH2PS    144(R12), Y13
+	VFMADD231PS  Y13, Y12, Y9
+	VCVTPH2PS    160(R12), Y13
+	VFMADD231PS  Y13, Y12, Y10
+	VCVTPH2PS    176(R12), Y13
+	VFMADD231PS  Y13, Y12, Y11
+	ADDQ         DI, R12
+	DECQ         R9
+	JNZ          pf_skip_113
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 240(SP)
+	JAE          pf_skip_113
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	ADDQ         $0x00000180, R8
+
+pf_skip_113:
+	ADDQ $0x08, R11
+	SUBQ $0x02, R13
+	JMP  pv_pair_32
+
 pv_single_32:
 	TESTQ        R13, R13
 	JZ           pv_merge_32
@@ -14749,16 +15071,16 @@ pv_single_32:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_111
+	JNZ          pf_skip_114
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_111
+	JAE          pf_skip_114
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	ADDQ         $0x000000c0, R8
 
-pf_skip_111:
+pf_skip_114:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -14800,6 +15122,61 @@ pv_block_33:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
+pv_pair_33:
+	CMPQ         R13, $0x02
+	JL           pv_single_33
+	VBROADCASTSS (R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R12), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R12), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         DI, R12
+	VBROADCASTSS 4(R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R12), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R12), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         DI, R12
+	DECQ         R9
+	JNZ          pf_skip_115
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 240(SP)
+	JAE          pf_skip_115
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	PREFETCHT1   128(R8)
+	PREFETCHT1   192(R8)
+	ADDQ         $0x00000100, R8
+
+pf_skip_115:
+	ADDQ $0x08, R11
+	SUBQ $0x02, R13
+	JMP  pv_pair_33
+
 pv_single_33:
 	TESTQ        R13, R13
 	JZ           pv_merge_33
@@ -14821,15 +15198,15 @@ pv_single_33:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_112
+	JNZ          pf_skip_116
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_112
+	JAE          pf_skip_116
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_112:
+pf_skip_116:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -14889,15 +15266,15 @@ pv_pair_34:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_113
+	JNZ          pf_skip_117
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_113
+	JAE          pf_skip_117
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	ADDQ         $0x00000080, R8
 
-pf_skip_113:
+pf_skip_117:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -14917,14 +15294,14 @@ pv_single_34:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_114
+	JNZ          pf_skip_118
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_114
+	JAE          pf_skip_118
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_114:
+pf_skip_118:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -14972,14 +15349,14 @@ pv_pair_35:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_115
+	JNZ          pf_skip_119
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_115
+	JAE          pf_skip_119
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_115:
+pf_skip_119:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -14995,14 +15372,14 @@ pv_single_35:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_116
+	JNZ          pf_skip_120
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_116
+	JAE          pf_skip_120
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_116:
+pf_skip_120:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -15040,14 +15417,14 @@ pv_pair_36:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_117
+	JNZ          pf_skip_121
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_117
+	JAE          pf_skip_121
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_117:
+pf_skip_121:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -15061,14 +15438,14 @@ pv_single_36:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_118
+	JNZ          pf_skip_122
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
-	JAE          pf_skip_118
+	JAE          pf_skip_122
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_118:
+pf_skip_122:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -15524,6 +15901,49 @@ pv_block_37:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
+pv_pair_37:
+	CMPQ         R11, $0x02
+	JL           pv_single_37
+	VBROADCASTSS (R9), Y8
+	VCVTPH2PS    (R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R10), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R10), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R10), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R10), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R10), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R10), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R10), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         DI, R10
+	VBROADCASTSS 4(R9), Y8
+	VCVTPH2PS    (R10), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R10), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R10), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R10), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R10), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R10), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R10), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R10), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         DI, R10
+	ADDQ         $0x08, R9
+	SUBQ         $0x02, R11
+	JMP          pv_pair_37
+
 pv_single_37:
 	TESTQ        R11, R11
 	JZ           pv_merge_37
@@ -15958,13 +16378,13 @@ scoresw_chunk2_3:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_119
+	JAE         pf_skip_123
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	ADDQ        $0x00000040, R9
 
-pf_skip_119:
+pf_skip_123:
 	VCVTPH2PS   32(CX), Z26
 	VCVTPH2PS   32(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -15992,13 +16412,13 @@ pf_skip_119:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_120
+	JAE         pf_skip_124
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
 	ADDQ        $0x00000040, R9
 
-pf_skip_120:
+pf_skip_124:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000080, DX
 	ADDQ $0x00000080, SI
@@ -16035,13 +16455,13 @@ scoresw_odd_3:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_121
+	JAE         pf_skip_125
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
 	ADDQ        $0x00000040, R9
 
-pf_skip_121:
+pf_skip_125:
 scoresw_chunks_3:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
@@ -16454,7 +16874,7 @@ scores4_chunk2_5:
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_122
+	JAE         pf_skip_126
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -16468,7 +16888,7 @@ scores4_chunk2_5:
 pf_nofar_59:
 	ADDQ $0x00000040, R9
 
-pf_skip_122:
+pf_skip_126:
 	VCVTPH2PS   (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -16480,7 +16900,7 @@ pf_skip_122:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_123
+	JAE         pf_skip_127
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -16494,7 +16914,7 @@ pf_skip_122:
 pf_nofar_60:
 	ADDQ $0x00000040, R9
 
-pf_skip_123:
+pf_skip_127:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -16510,7 +16930,7 @@ pf_skip_123:
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_124
+	JAE         pf_skip_128
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -16524,7 +16944,7 @@ pf_skip_123:
 pf_nofar_61:
 	ADDQ $0x00000040, R9
 
-pf_skip_124:
+pf_skip_128:
 	VCVTPH2PS   32(CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -16536,7 +16956,7 @@ pf_skip_124:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_125
+	JAE         pf_skip_129
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -16550,7 +16970,7 @@ pf_skip_124:
 pf_nofar_62:
 	ADDQ $0x00000040, R9
 
-pf_skip_125:
+pf_skip_129:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_5
@@ -16573,7 +16993,7 @@ scores4_odd_5:
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_126
+	JAE         pf_skip_130
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	PREFETCHT0  (DX)
@@ -16587,7 +17007,7 @@ scores4_odd_5:
 pf_nofar_63:
 	ADDQ $0x00000040, R9
 
-pf_skip_126:
+pf_skip_130:
 	VCVTPH2PS   (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
@@ -16599,7 +17019,7 @@ pf_skip_126:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_127
+	JAE         pf_skip_131
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -16613,7 +17033,7 @@ pf_skip_126:
 pf_nofar_64:
 	ADDQ $0x00000040, R9
 
-pf_skip_127:
+pf_skip_131:
 scores4_chunks_5:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -16937,7 +17357,7 @@ scores4_chunk2_6:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_128
+	JAE         pf_skip_132
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -16953,7 +17373,7 @@ scores4_chunk2_6:
 pf_nofar_65:
 	ADDQ $0x00000080, R9
 
-pf_skip_128:
+pf_skip_132:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -16979,7 +17399,7 @@ pf_skip_128:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_129
+	JAE         pf_skip_133
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -16995,7 +17415,7 @@ pf_skip_128:
 pf_nofar_66:
 	ADDQ $0x00000080, R9
 
-pf_skip_129:
+pf_skip_133:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_6
@@ -17028,7 +17448,7 @@ scores4_odd_6:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_130
+	JAE         pf_skip_134
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -17044,7 +17464,7 @@ scores4_odd_6:
 pf_nofar_67:
 	ADDQ $0x00000080, R9
 
-pf_skip_130:
+pf_skip_134:
 scores4_chunks_6:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -17358,7 +17778,7 @@ scores4_chunk2_7:
 	VFMADD231PS Z26, Z24, Z14
 	VFMADD231PS Z26, Z25, Z18
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_131
+	JAE         pf_skip_135
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17372,14 +17792,14 @@ scores4_chunk2_7:
 pf_nofar_68:
 	ADDQ $0x00000040, R9
 
-pf_skip_131:
+pf_skip_135:
 	VCVTPH2PS   (CX)(R8*1), Z26
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_132
+	JAE         pf_skip_136
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17393,14 +17813,14 @@ pf_skip_131:
 pf_nofar_69:
 	ADDQ $0x00000040, R9
 
-pf_skip_132:
+pf_skip_136:
 	VCVTPH2PS   (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
 	VFMADD231PS Z26, Z24, Z16
 	VFMADD231PS Z26, Z25, Z20
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_133
+	JAE         pf_skip_137
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17414,14 +17834,14 @@ pf_skip_132:
 pf_nofar_70:
 	ADDQ $0x00000040, R9
 
-pf_skip_133:
+pf_skip_137:
 	VCVTPH2PS   (CX)(AX*1), Z26
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_134
+	JAE         pf_skip_138
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17435,7 +17855,7 @@ pf_skip_133:
 pf_nofar_71:
 	ADDQ $0x00000040, R9
 
-pf_skip_134:
+pf_skip_138:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -17446,7 +17866,7 @@ pf_skip_134:
 	VFMADD231PS Z26, Z24, Z14
 	VFMADD231PS Z26, Z25, Z18
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_135
+	JAE         pf_skip_139
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17460,14 +17880,14 @@ pf_skip_134:
 pf_nofar_72:
 	ADDQ $0x00000040, R9
 
-pf_skip_135:
+pf_skip_139:
 	VCVTPH2PS   32(CX)(R8*1), Z26
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_136
+	JAE         pf_skip_140
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17481,14 +17901,14 @@ pf_skip_135:
 pf_nofar_73:
 	ADDQ $0x00000040, R9
 
-pf_skip_136:
+pf_skip_140:
 	VCVTPH2PS   32(CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
 	VFMADD231PS Z26, Z24, Z16
 	VFMADD231PS Z26, Z25, Z20
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_137
+	JAE         pf_skip_141
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17502,14 +17922,14 @@ pf_skip_136:
 pf_nofar_74:
 	ADDQ $0x00000040, R9
 
-pf_skip_137:
+pf_skip_141:
 	VCVTPH2PS   32(CX)(AX*1), Z26
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_138
+	JAE         pf_skip_142
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17523,7 +17943,7 @@ pf_skip_137:
 pf_nofar_75:
 	ADDQ $0x00000040, R9
 
-pf_skip_138:
+pf_skip_142:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_7
@@ -17541,7 +17961,7 @@ scores4_odd_7:
 	VFMADD231PS Z26, Z24, Z14
 	VFMADD231PS Z26, Z25, Z18
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_139
+	JAE         pf_skip_143
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	PREFETCHT0  (DX)
@@ -17555,14 +17975,14 @@ scores4_odd_7:
 pf_nofar_76:
 	ADDQ $0x00000040, R9
 
-pf_skip_139:
+pf_skip_143:
 	VCVTPH2PS   (CX)(R8*1), Z26
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z26, Z23, Z11
 	VFMADD231PS Z26, Z24, Z15
 	VFMADD231PS Z26, Z25, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_140
+	JAE         pf_skip_144
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	PREFETCHT0  (DX)
@@ -17576,14 +17996,14 @@ pf_skip_139:
 pf_nofar_77:
 	ADDQ $0x00000040, R9
 
-pf_skip_140:
+pf_skip_144:
 	VCVTPH2PS   (CX)(R8*2), Z26
 	VFMADD231PS Z26, Z22, Z8
 	VFMADD231PS Z26, Z23, Z12
 	VFMADD231PS Z26, Z24, Z16
 	VFMADD231PS Z26, Z25, Z20
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_141
+	JAE         pf_skip_145
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	PREFETCHT0  (DX)
@@ -17597,14 +18017,14 @@ pf_skip_140:
 pf_nofar_78:
 	ADDQ $0x00000040, R9
 
-pf_skip_141:
+pf_skip_145:
 	VCVTPH2PS   (CX)(AX*1), Z26
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_142
+	JAE         pf_skip_146
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -17618,7 +18038,7 @@ pf_skip_141:
 pf_nofar_79:
 	ADDQ $0x00000040, R9
 
-pf_skip_142:
+pf_skip_146:
 scores4_chunks_7:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -17942,7 +18362,7 @@ scores4_chunk2_8:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_143
+	JAE         pf_skip_147
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -17962,7 +18382,7 @@ scores4_chunk2_8:
 pf_nofar_80:
 	ADDQ $0x00000100, R9
 
-pf_skip_143:
+pf_skip_147:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -17988,7 +18408,7 @@ pf_skip_143:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_144
+	JAE         pf_skip_148
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	PREFETCHT0  (R10)
@@ -18008,7 +18428,7 @@ pf_skip_143:
 pf_nofar_81:
 	ADDQ $0x00000100, R9
 
-pf_skip_144:
+pf_skip_148:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_8
@@ -18041,7 +18461,7 @@ scores4_odd_8:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_145
+	JAE         pf_skip_149
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -18061,7 +18481,7 @@ scores4_odd_8:
 pf_nofar_82:
 	ADDQ $0x00000100, R9
 
-pf_skip_145:
+pf_skip_149:
 scores4_chunks_8:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -18372,7 +18792,7 @@ scores2_8_chunk2_2:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_146
+	JAE         pf_skip_150
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -18381,7 +18801,7 @@ scores2_8_chunk2_2:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_146:
+pf_skip_150:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -18409,7 +18829,7 @@ pf_skip_146:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_147
+	JAE         pf_skip_151
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	PREFETCHT0  (DI)
@@ -18418,7 +18838,7 @@ pf_skip_146:
 	PREFETCHT0  192(DI)
 	ADDQ        $0x00000100, R9
 
-pf_skip_147:
+pf_skip_151:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -18454,7 +18874,7 @@ scores2_8_odd_2:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 216(SP)
-	JAE         pf_skip_148
+	JAE         pf_skip_152
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	PREFETCHT0  (CX)
@@ -18463,7 +18883,7 @@ scores2_8_odd_2:
 	PREFETCHT0  192(CX)
 	ADDQ        $0x00000100, R9
 
-pf_skip_148:
+pf_skip_152:
 scores2_8_chunks_2:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -18706,7 +19126,7 @@ scores_by8_10:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_149
+	JAE         pf_skip_153
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -18717,7 +19137,7 @@ scores_by8_10:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_149:
+pf_skip_153:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -18751,7 +19171,7 @@ pf_skip_149:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_150
+	JAE         pf_skip_154
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -18762,7 +19182,7 @@ pf_skip_149:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_150:
+pf_skip_154:
 	VCVTPH2PS   (R10), Z18
 	VFMADD231PS Z18, Z10, Z6
 	VCVTPH2PS   32(R10), Z18
@@ -18796,7 +19216,7 @@ pf_skip_150:
 	VCVTPH2PS   224(R10)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_151
+	JAE         pf_skip_155
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -18807,7 +19227,7 @@ pf_skip_150:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_151:
+pf_skip_155:
 	VCVTPH2PS   (R10)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z18
@@ -18841,7 +19261,7 @@ pf_skip_151:
 	VCVTPH2PS   224(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_152
+	JAE         pf_skip_156
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
@@ -18852,7 +19272,7 @@ pf_skip_151:
 	PREFETCHT1  448(DI)
 	ADDQ        $0x00000200, DI
 
-pf_skip_152:
+pf_skip_156:
 	JMP scores_reduce_10
 
 scores_seq_no_7:
@@ -18879,14 +19299,14 @@ scores_seq_no_7:
 	VCVTPH2PS   96(R9)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z3
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_153
+	JAE         pf_skip_157
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_153:
+pf_skip_157:
 	VCVTPH2PS   (R9)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z14
@@ -18904,14 +19324,14 @@ pf_skip_153:
 	VCVTPH2PS   96(R9)(R8*1), Z14
 	VFMADD231PS Z14, Z13, Z5
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_154
+	JAE         pf_skip_158
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_154:
+pf_skip_158:
 	VCVTPH2PS   (R10), Z14
 	VFMADD231PS Z14, Z10, Z6
 	VCVTPH2PS   32(R10), Z14
@@ -18929,14 +19349,14 @@ pf_skip_154:
 	VCVTPH2PS   96(R10)(SI*1), Z14
 	VFMADD231PS Z14, Z13, Z7
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_155
+	JAE         pf_skip_159
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_155:
+pf_skip_159:
 	VCVTPH2PS   (R10)(SI*2), Z14
 	VFMADD231PS Z14, Z10, Z8
 	VCVTPH2PS   32(R10)(SI*2), Z14
@@ -18954,14 +19374,14 @@ pf_skip_155:
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_156
+	JAE         pf_skip_160
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_156:
+pf_skip_160:
 	JMP scores_reduce_10
 
 scores_seq_no_8:
@@ -18987,14 +19407,14 @@ scores_pairs_16:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 216(SP)
-	JAE         pf_skip_157
+	JAE         pf_skip_161
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
 	ADDQ        $0x00000100, DI
 
-pf_skip_157:
+pf_skip_161:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -19534,7 +19954,7 @@ softmax_7:
 	JGE        softmax_done_7
 	MOVQ       224(SP), AX
 	CMPQ       AX, 232(SP)
-	JAE        pf_skip_158
+	JAE        pf_skip_162
 	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	PREFETCHT0 (CX)
@@ -19543,7 +19963,7 @@ softmax_7:
 	PREFETCHT0 192(CX)
 	ADDQ       $0x00000100, AX
 
-pf_skip_158:
+pf_skip_162:
 	MOVQ         AX, 224(SP)
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
@@ -20350,13 +20770,13 @@ pvw_row_5:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_159
+	JAE          pf_skip_163
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
 	ADDQ         $0x00000040, R9
 
-pf_skip_159:
+pf_skip_163:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -20442,13 +20862,13 @@ pvw_row_6:
 	VBROADCASTSS (R11)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_160
+	JAE          pf_skip_164
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	PREFETCHT0   (R12)
 	ADDQ         $0x00000040, R9
 
-pf_skip_160:
+pf_skip_164:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -20576,7 +20996,7 @@ pv4_row_13:
 	VFMADD231PS  Z18, Z20, Z6
 	VFMADD231PS  Z19, Z20, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_161
+	JAE          pf_skip_165
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20590,7 +21010,7 @@ pv4_row_13:
 pf_nofar_83:
 	ADDQ $0x00000040, R9
 
-pf_skip_161:
+pf_skip_165:
 	VBROADCASTSS (BX)(DI*2), Z20
 	VFMADD231PS  Z16, Z20, Z8
 	VFMADD231PS  Z17, Z20, Z9
@@ -20602,7 +21022,7 @@ pf_skip_161:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_162
+	JAE          pf_skip_166
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20616,7 +21036,7 @@ pf_skip_161:
 pf_nofar_84:
 	ADDQ $0x00000040, R9
 
-pf_skip_162:
+pf_skip_166:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -20683,7 +21103,7 @@ pv4_row_14:
 	VFMADD231PS  Z8, Z10, Z2
 	VFMADD231PS  Z9, Z10, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_163
+	JAE          pf_skip_167
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20697,7 +21117,7 @@ pv4_row_14:
 pf_nofar_85:
 	ADDQ $0x00000040, R9
 
-pf_skip_163:
+pf_skip_167:
 	VBROADCASTSS (BX)(DI*2), Z10
 	VFMADD231PS  Z8, Z10, Z4
 	VFMADD231PS  Z9, Z10, Z5
@@ -20705,7 +21125,7 @@ pf_skip_163:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_164
+	JAE          pf_skip_168
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20719,7 +21139,7 @@ pf_skip_163:
 pf_nofar_86:
 	ADDQ $0x00000040, R9
 
-pf_skip_164:
+pf_skip_168:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -20771,7 +21191,7 @@ pv4_row_15:
 	VBROADCASTSS (BX)(DI*1), Z5
 	VFMADD231PS  Z4, Z5, Z1
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_165
+	JAE          pf_skip_169
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20785,13 +21205,13 @@ pv4_row_15:
 pf_nofar_87:
 	ADDQ $0x00000040, R9
 
-pf_skip_165:
+pf_skip_169:
 	VBROADCASTSS (BX)(DI*2), Z5
 	VFMADD231PS  Z4, Z5, Z2
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_166
+	JAE          pf_skip_170
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20805,7 +21225,7 @@ pf_skip_165:
 pf_nofar_88:
 	ADDQ $0x00000040, R9
 
-pf_skip_166:
+pf_skip_170:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -20929,7 +21349,7 @@ pv4_row_16:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_167
+	JAE          pf_skip_171
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -20945,7 +21365,7 @@ pv4_row_16:
 pf_nofar_89:
 	ADDQ $0x00000080, R9
 
-pf_skip_167:
+pf_skip_171:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21018,7 +21438,7 @@ pv4_row_17:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_168
+	JAE          pf_skip_172
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21034,7 +21454,7 @@ pv4_row_17:
 pf_nofar_90:
 	ADDQ $0x00000080, R9
 
-pf_skip_168:
+pf_skip_172:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21090,7 +21510,7 @@ pv4_row_18:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_169
+	JAE          pf_skip_173
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21106,7 +21526,7 @@ pv4_row_18:
 pf_nofar_91:
 	ADDQ $0x00000080, R9
 
-pf_skip_169:
+pf_skip_173:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21220,7 +21640,7 @@ pv4_row_19:
 	VFMADD231PS  Z18, Z20, Z2
 	VFMADD231PS  Z19, Z20, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_170
+	JAE          pf_skip_174
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21234,14 +21654,14 @@ pv4_row_19:
 pf_nofar_92:
 	ADDQ $0x00000040, R9
 
-pf_skip_170:
+pf_skip_174:
 	VBROADCASTSS (BX)(DI*1), Z20
 	VFMADD231PS  Z16, Z20, Z4
 	VFMADD231PS  Z17, Z20, Z5
 	VFMADD231PS  Z18, Z20, Z6
 	VFMADD231PS  Z19, Z20, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_171
+	JAE          pf_skip_175
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21255,14 +21675,14 @@ pf_skip_170:
 pf_nofar_93:
 	ADDQ $0x00000040, R9
 
-pf_skip_171:
+pf_skip_175:
 	VBROADCASTSS (BX)(DI*2), Z20
 	VFMADD231PS  Z16, Z20, Z8
 	VFMADD231PS  Z17, Z20, Z9
 	VFMADD231PS  Z18, Z20, Z10
 	VFMADD231PS  Z19, Z20, Z11
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_172
+	JAE          pf_skip_176
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21276,14 +21696,14 @@ pf_skip_171:
 pf_nofar_94:
 	ADDQ $0x00000040, R9
 
-pf_skip_172:
+pf_skip_176:
 	VBROADCASTSS (BX)(CX*1), Z20
 	VFMADD231PS  Z16, Z20, Z12
 	VFMADD231PS  Z17, Z20, Z13
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_173
+	JAE          pf_skip_177
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21297,7 +21717,7 @@ pf_skip_172:
 pf_nofar_95:
 	ADDQ $0x00000040, R9
 
-pf_skip_173:
+pf_skip_177:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21361,7 +21781,7 @@ pv4_row_20:
 	VFMADD231PS  Z8, Z10, Z0
 	VFMADD231PS  Z9, Z10, Z1
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_174
+	JAE          pf_skip_178
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21375,12 +21795,12 @@ pv4_row_20:
 pf_nofar_96:
 	ADDQ $0x00000040, R9
 
-pf_skip_174:
+pf_skip_178:
 	VBROADCASTSS (BX)(DI*1), Z10
 	VFMADD231PS  Z8, Z10, Z2
 	VFMADD231PS  Z9, Z10, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_175
+	JAE          pf_skip_179
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21394,12 +21814,12 @@ pf_skip_174:
 pf_nofar_97:
 	ADDQ $0x00000040, R9
 
-pf_skip_175:
+pf_skip_179:
 	VBROADCASTSS (BX)(DI*2), Z10
 	VFMADD231PS  Z8, Z10, Z4
 	VFMADD231PS  Z9, Z10, Z5
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_176
+	JAE          pf_skip_180
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21413,12 +21833,12 @@ pf_skip_175:
 pf_nofar_98:
 	ADDQ $0x00000040, R9
 
-pf_skip_176:
+pf_skip_180:
 	VBROADCASTSS (BX)(CX*1), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_177
+	JAE          pf_skip_181
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21432,7 +21852,7 @@ pf_skip_176:
 pf_nofar_99:
 	ADDQ $0x00000040, R9
 
-pf_skip_177:
+pf_skip_181:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21482,7 +21902,7 @@ pv4_row_21:
 	VBROADCASTSS (BX), Z5
 	VFMADD231PS  Z4, Z5, Z0
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_178
+	JAE          pf_skip_182
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21496,11 +21916,11 @@ pv4_row_21:
 pf_nofar_100:
 	ADDQ $0x00000040, R9
 
-pf_skip_178:
+pf_skip_182:
 	VBROADCASTSS (BX)(DI*1), Z5
 	VFMADD231PS  Z4, Z5, Z1
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_179
+	JAE          pf_skip_183
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21514,11 +21934,11 @@ pf_skip_178:
 pf_nofar_101:
 	ADDQ $0x00000040, R9
 
-pf_skip_179:
+pf_skip_183:
 	VBROADCASTSS (BX)(DI*2), Z5
 	VFMADD231PS  Z4, Z5, Z2
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_180
+	JAE          pf_skip_184
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21532,11 +21952,11 @@ pf_skip_179:
 pf_nofar_102:
 	ADDQ $0x00000040, R9
 
-pf_skip_180:
+pf_skip_184:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_181
+	JAE          pf_skip_185
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21550,7 +21970,7 @@ pf_skip_180:
 pf_nofar_103:
 	ADDQ $0x00000040, R9
 
-pf_skip_181:
+pf_skip_185:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21674,7 +22094,7 @@ pv4_row_22:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_182
+	JAE          pf_skip_186
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21694,7 +22114,7 @@ pv4_row_22:
 pf_nofar_104:
 	ADDQ $0x00000100, R9
 
-pf_skip_182:
+pf_skip_186:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21767,7 +22187,7 @@ pv4_row_23:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_183
+	JAE          pf_skip_187
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21787,7 +22207,7 @@ pv4_row_23:
 pf_nofar_105:
 	ADDQ $0x00000100, R9
 
-pf_skip_183:
+pf_skip_187:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21843,7 +22263,7 @@ pv4_row_24:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_184
+	JAE          pf_skip_188
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	PREFETCHT0   (R11)
@@ -21863,7 +22283,7 @@ pv4_row_24:
 pf_nofar_106:
 	ADDQ $0x00000100, R9
 
-pf_skip_184:
+pf_skip_188:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -21983,7 +22403,7 @@ pv2_pair_13:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_185
+	JAE          pf_skip_189
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -21992,7 +22412,7 @@ pv2_pair_13:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_185:
+pf_skip_189:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -22086,7 +22506,7 @@ pv2_pair_14:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_186
+	JAE          pf_skip_190
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -22095,7 +22515,7 @@ pv2_pair_14:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_186:
+pf_skip_190:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -22165,7 +22585,7 @@ pv2_pair_15:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_187
+	JAE          pf_skip_191
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	PREFETCHT0   (R8)
@@ -22174,7 +22594,7 @@ pv2_pair_15:
 	PREFETCHT0   192(R8)
 	ADDQ         $0x00000100, R10
 
-pf_skip_187:
+pf_skip_191:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -28244,17 +28664,17 @@ scores_q8_1:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_188
+	JNZ          pf_skip_192
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 208(SP)
-	JAE          pf_skip_188
+	JAE          pf_skip_192
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	PREFETCHT1   128(DI)
 	PREFETCHT1   192(DI)
 	ADDQ         $0x00000100, DI
 
-pf_skip_188:
+pf_skip_192:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -29096,6 +29516,91 @@ pv_block_61:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
+pv_pair_61:
+	CMPQ         R13, $0x02
+	JL           pv_single_61
+	VBROADCASTSS (R11), Y8
+	VMOVD        (R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y9
+	VPMOVSXBD    2(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VMOVD        34(R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y8
+	VPMOVSXBD    36(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVSXBD    44(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    52(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVSXBD    60(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         DI, R12
+	VBROADCASTSS 4(R11), Y8
+	VMOVD        (R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y9
+	VPMOVSXBD    2(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VMOVD        34(R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y8
+	VPMOVSXBD    36(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVSXBD    44(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    52(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVSXBD    60(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         DI, R12
+	DECQ         R9
+	JNZ          pf_skip_193
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_193
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	ADDQ         $0x00000080, R8
+
+pf_skip_193:
+	ADDQ $0x08, R11
+	SUBQ $0x02, R13
+	JMP  pv_pair_61
+
 pv_single_61:
 	TESTQ        R13, R13
 	JZ           pv_merge_61
@@ -29133,14 +29638,14 @@ pv_single_61:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_189
+	JNZ          pf_skip_194
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_189
+	JAE          pf_skip_194
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_189:
+pf_skip_194:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -29217,14 +29722,14 @@ pv_pair_62:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_190
+	JNZ          pf_skip_195
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_190
+	JAE          pf_skip_195
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_190:
+pf_skip_195:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -29252,14 +29757,14 @@ pv_single_62:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_191
+	JNZ          pf_skip_196
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_191
+	JAE          pf_skip_196
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_191:
+pf_skip_196:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -29300,14 +29805,14 @@ pv_pair_63:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_192
+	JNZ          pf_skip_197
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_192
+	JAE          pf_skip_197
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_192:
+pf_skip_197:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -29319,14 +29824,14 @@ pv_single_63:
 	JZ           pv_merge_63
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_193
+	JNZ          pf_skip_198
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_193
+	JAE          pf_skip_198
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_193:
+pf_skip_198:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -29361,14 +29866,14 @@ pv_pair_64:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_194
+	JNZ          pf_skip_199
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_194
+	JAE          pf_skip_199
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_194:
+pf_skip_199:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -29380,14 +29885,14 @@ pv_single_64:
 	JZ           pv_merge_64
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_195
+	JNZ          pf_skip_200
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_195
+	JAE          pf_skip_200
 	PREFETCHT1   (R8)
 	ADDQ         $0x00000040, R8
 
-pf_skip_195:
+pf_skip_200:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -29849,6 +30354,81 @@ pv_block_65:
 	ADDQ    DX, R10
 	MOVQ    BX, R11
 
+pv_pair_65:
+	CMPQ         R11, $0x02
+	JL           pv_single_65
+	VBROADCASTSS (R9), Y8
+	VMOVD        (R10), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y9
+	VPMOVSXBD    2(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VMOVD        34(R10), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y8
+	VPMOVSXBD    36(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVSXBD    44(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    52(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVSXBD    60(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         DI, R10
+	VBROADCASTSS 4(R9), Y8
+	VMOVD        (R10), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y9
+	VPMOVSXBD    2(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R10), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VMOVD        34(R10), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y8
+	VPMOVSXBD    36(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVSXBD    44(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    52(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVSXBD    60(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         DI, R10
+	ADDQ         $0x08, R9
+	SUBQ         $0x02, R11
+	JMP          pv_pair_65
+
 pv_single_65:
 	TESTQ        R11, R11
 	JZ           pv_merge_65
@@ -30272,14 +30852,14 @@ scores_q8_3:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 208(SP)
-	JAE             pf_skip_196
+	JAE             pf_skip_201
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	PREFETCHT1      128(DI)
 	PREFETCHT1      192(DI)
 	ADDQ            $0x00000100, DI
 
-pf_skip_196:
+pf_skip_201:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
@@ -33113,10 +33693,10 @@ scores2_4_chunk2_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_197
+	JNZ         pf_skip_202
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_197
+	JAE         pf_skip_202
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -33151,9 +33731,9 @@ scores2_4_chunk2_3:
 pf_row_1:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_197
+	JAE        pf_skip_202
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_197
+	JAE        pf_skip_202
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -33188,7 +33768,7 @@ pf_row_1:
 pf_row_2:
 	ADDQ stride+96(FP), R9
 
-pf_skip_197:
+pf_skip_202:
 	VMOVUPS     32(CX)(DX*1), Y8
 	VMOVUPS     32(CX)(BX*1), Y9
 	VMOVUPS     32(CX), Y10
@@ -33204,10 +33784,10 @@ pf_skip_197:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_198
+	JNZ         pf_skip_203
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_198
+	JAE         pf_skip_203
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
@@ -33242,9 +33822,9 @@ pf_skip_197:
 pf_row_3:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_198
+	JAE        pf_skip_203
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_198
+	JAE        pf_skip_203
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
@@ -33279,7 +33859,7 @@ pf_row_3:
 pf_row_4:
 	ADDQ stride+96(FP), R9
 
-pf_skip_198:
+pf_skip_203:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_3
@@ -33302,10 +33882,10 @@ scores2_4_odd_3:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_199
+	JNZ         pf_skip_204
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_199
+	JAE         pf_skip_204
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
@@ -33340,9 +33920,9 @@ scores2_4_odd_3:
 pf_row_5:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_199
+	JAE        pf_skip_204
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_199
+	JAE        pf_skip_204
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
@@ -33377,7 +33957,7 @@ pf_row_5:
 pf_row_6:
 	ADDQ stride+96(FP), R9
 
-pf_skip_199:
+pf_skip_204:
 scores2_4_chunks_3:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -33541,10 +34121,10 @@ scores_pairs_21:
 	VFMADD231PS (R10)(SI*2), Y10, Y4
 	VFMADD231PS (R10)(R9*1), Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_200
+	JNZ         pf_skip_205
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_200
+	JAE         pf_skip_205
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
@@ -33579,9 +34159,9 @@ scores_pairs_21:
 pf_row_7:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_200
+	JAE        pf_skip_205
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_200
+	JAE        pf_skip_205
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -33616,7 +34196,7 @@ pf_row_7:
 pf_row_8:
 	ADDQ stride+96(FP), DI
 
-pf_skip_200:
+pf_skip_205:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R10), Y10, Y2
 	VFMADD231PS 32(R10)(SI*1), Y10, Y3
@@ -33654,10 +34234,10 @@ scores_pairs_22:
 	VFMADD231PS (R11)(SI*2), Y10, Y8
 	VFMADD231PS (R11)(R9*1), Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_201
+	JNZ         pf_skip_206
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_201
+	JAE         pf_skip_206
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
@@ -33692,9 +34272,9 @@ scores_pairs_22:
 pf_row_9:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_201
+	JAE        pf_skip_206
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_201
+	JAE        pf_skip_206
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -33729,7 +34309,7 @@ pf_row_9:
 pf_row_10:
 	ADDQ stride+96(FP), DI
 
-pf_skip_201:
+pf_skip_206:
 	VMOVUPS     32(R10)(R12*1), Y10
 	VFMADD231PS 32(R11), Y10, Y6
 	VFMADD231PS 32(R11)(SI*1), Y10, Y7
@@ -34618,10 +35198,10 @@ pv2_single_16:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_202
+	JNZ          pf_skip_207
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_202
+	JAE          pf_skip_207
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -34656,9 +35236,9 @@ pv2_single_16:
 pf_row_11:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_202
+	JAE        pf_skip_207
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_202
+	JAE        pf_skip_207
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -34693,7 +35273,7 @@ pf_row_11:
 pf_row_12:
 	ADDQ stride+96(FP), R10
 
-pf_skip_202:
+pf_skip_207:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -34757,10 +35337,10 @@ pv2_single_17:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_203
+	JNZ          pf_skip_208
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_203
+	JAE          pf_skip_208
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -34795,9 +35375,9 @@ pv2_single_17:
 pf_row_13:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_203
+	JAE        pf_skip_208
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_203
+	JAE        pf_skip_208
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -34832,7 +35412,7 @@ pf_row_13:
 pf_row_14:
 	ADDQ stride+96(FP), R10
 
-pf_skip_203:
+pf_skip_208:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -34882,10 +35462,10 @@ pv2_single_18:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_204
+	JNZ          pf_skip_209
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_204
+	JAE          pf_skip_209
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -34920,9 +35500,9 @@ pv2_single_18:
 pf_row_15:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_204
+	JAE        pf_skip_209
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_204
+	JAE        pf_skip_209
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -34957,7 +35537,7 @@ pf_row_15:
 pf_row_16:
 	ADDQ stride+96(FP), R10
 
-pf_skip_204:
+pf_skip_209:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -34998,10 +35578,10 @@ pv2_single_19:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_205
+	JNZ          pf_skip_210
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_205
+	JAE          pf_skip_210
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
@@ -35036,9 +35616,9 @@ pv2_single_19:
 pf_row_17:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_205
+	JAE        pf_skip_210
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_205
+	JAE        pf_skip_210
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
@@ -35073,7 +35653,7 @@ pf_row_17:
 pf_row_18:
 	ADDQ stride+96(FP), R10
 
-pf_skip_205:
+pf_skip_210:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -35137,9 +35717,9 @@ pv_block_81:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 
-pv_single_81:
-	TESTQ        R13, R13
-	JZ           pv_merge_81
+pv_pair_81:
+	CMPQ         R13, $0x02
+	JL           pv_single_81
 	VBROADCASTSS (R11), Y12
 	VFMADD231PS  (R12), Y12, Y0
 	VFMADD231PS  32(R12), Y12, Y1
@@ -35153,11 +35733,26 @@ pv_single_81:
 	VFMADD231PS  288(R12), Y12, Y9
 	VFMADD231PS  320(R12), Y12, Y10
 	VFMADD231PS  352(R12), Y12, Y11
+	ADDQ         DI, R12
+	VBROADCASTSS 4(R11), Y12
+	VFMADD231PS  (R12), Y12, Y0
+	VFMADD231PS  32(R12), Y12, Y1
+	VFMADD231PS  64(R12), Y12, Y2
+	VFMADD231PS  96(R12), Y12, Y3
+	VFMADD231PS  128(R12), Y12, Y4
+	VFMADD231PS  160(R12), Y12, Y5
+	VFMADD231PS  192(R12), Y12, Y6
+	VFMADD231PS  224(R12), Y12, Y7
+	VFMADD231PS  256(R12), Y12, Y8
+	VFMADD231PS  288(R12), Y12, Y9
+	VFMADD231PS  320(R12), Y12, Y10
+	VFMADD231PS  352(R12), Y12, Y11
+	ADDQ         DI, R12
 	DECQ         R9
-	JNZ          pf_skip_206
+	JNZ          pf_skip_211
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_206
+	JAE          pf_skip_211
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -35192,9 +35787,9 @@ pv_single_81:
 pf_row_19:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_206
+	JAE        pf_skip_211
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_206
+	JAE        pf_skip_211
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -35229,7 +35824,104 @@ pf_row_19:
 pf_row_20:
 	ADDQ stride+96(FP), R8
 
-pf_skip_206:
+pf_skip_211:
+	ADDQ $0x08, R11
+	SUBQ $0x02, R13
+	JMP  pv_pair_81
+
+pv_single_81:
+	TESTQ        R13, R13
+	JZ           pv_merge_81
+	VBROADCASTSS (R11), Y12
+	VFMADD231PS  (R12), Y12, Y0
+	VFMADD231PS  32(R12), Y12, Y1
+	VFMADD231PS  64(R12), Y12, Y2
+	VFMADD231PS  96(R12), Y12, Y3
+	VFMADD231PS  128(R12), Y12, Y4
+	VFMADD231PS  160(R12), Y12, Y5
+	VFMADD231PS  192(R12), Y12, Y6
+	VFMADD231PS  224(R12), Y12, Y7
+	VFMADD231PS  256(R12), Y12, Y8
+	VFMADD231PS  288(R12), Y12, Y9
+	VFMADD231PS  320(R12), Y12, Y10
+	VFMADD231PS  352(R12), Y12, Y11
+	DECQ         R9
+	JNZ          pf_skip_212
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_212
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         248(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_21
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_21
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_21
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_21
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_21
+	PREFETCHT1   1024(R8)
+
+pf_row_21:
+	ADDQ       stride+96(FP), R8
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_212
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_212
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       248(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_22
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_22
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_22
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_22
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_22
+	PREFETCHT1 1024(R8)
+
+pf_row_22:
+	ADDQ stride+96(FP), R8
+
+pf_skip_212:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -35269,6 +35961,110 @@ pv_block_82:
 	LEAQ    (BX)(R10*1), R12
 	MOVQ    SI, R13
 
+pv_pair_82:
+	CMPQ         R13, $0x02
+	JL           pv_single_82
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
+	ADDQ         DI, R12
+	VBROADCASTSS 4(R11), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
+	ADDQ         DI, R12
+	DECQ         R9
+	JNZ          pf_skip_213
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_213
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         248(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_23
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_23
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_23
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_23
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_23
+	PREFETCHT1   1024(R8)
+
+pf_row_23:
+	ADDQ       stride+96(FP), R8
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_213
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_213
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       248(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_24
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_24
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_24
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_24
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_24
+	PREFETCHT1 1024(R8)
+
+pf_row_24:
+	ADDQ stride+96(FP), R8
+
+pf_skip_213:
+	ADDQ $0x08, R11
+	SUBQ $0x02, R13
+	JMP  pv_pair_82
+
 pv_single_82:
 	TESTQ        R13, R13
 	JZ           pv_merge_82
@@ -35282,29 +36078,29 @@ pv_single_82:
 	VFMADD231PS  192(R12), Y8, Y6
 	VFMADD231PS  224(R12), Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_207
+	JNZ          pf_skip_214
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_207
+	JAE          pf_skip_214
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_21
+	JBE          pf_row_25
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_21
+	JBE          pf_row_25
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_21
+	JBE          pf_row_25
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_21
+	JBE          pf_row_25
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -35314,34 +36110,34 @@ pv_single_82:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_21
+	JBE          pf_row_25
 	PREFETCHT1   1024(R8)
 
-pf_row_21:
+pf_row_25:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_207
+	JAE        pf_skip_214
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_207
+	JAE        pf_skip_214
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_22
+	JBE        pf_row_26
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_22
+	JBE        pf_row_26
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_22
+	JBE        pf_row_26
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_22
+	JBE        pf_row_26
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -35351,13 +36147,13 @@ pf_row_21:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_22
+	JBE        pf_row_26
 	PREFETCHT1 1024(R8)
 
-pf_row_22:
+pf_row_26:
 	ADDQ stride+96(FP), R8
 
-pf_skip_207:
+pf_skip_214:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -35407,29 +36203,29 @@ pv_pair_83:
 	VFMADD231PS  64(R12)(DI*1), Y9, Y5
 	VFMADD231PS  96(R12)(DI*1), Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_208
+	JNZ          pf_skip_215
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_208
+	JAE          pf_skip_215
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_23
+	JBE          pf_row_27
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_23
+	JBE          pf_row_27
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_23
+	JBE          pf_row_27
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_23
+	JBE          pf_row_27
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -35439,34 +36235,34 @@ pv_pair_83:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_23
+	JBE          pf_row_27
 	PREFETCHT1   1024(R8)
 
-pf_row_23:
+pf_row_27:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_208
+	JAE        pf_skip_215
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_208
+	JAE        pf_skip_215
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_24
+	JBE        pf_row_28
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_24
+	JBE        pf_row_28
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_24
+	JBE        pf_row_28
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_24
+	JBE        pf_row_28
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -35476,13 +36272,13 @@ pf_row_23:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_24
+	JBE        pf_row_28
 	PREFETCHT1 1024(R8)
 
-pf_row_24:
+pf_row_28:
 	ADDQ stride+96(FP), R8
 
-pf_skip_208:
+pf_skip_215:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -35498,29 +36294,29 @@ pv_single_83:
 	VFMADD231PS  64(R12), Y8, Y4
 	VFMADD231PS  96(R12), Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_209
+	JNZ          pf_skip_216
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_209
+	JAE          pf_skip_216
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_25
+	JBE          pf_row_29
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_25
+	JBE          pf_row_29
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_25
+	JBE          pf_row_29
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_25
+	JBE          pf_row_29
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -35530,34 +36326,34 @@ pv_single_83:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_25
+	JBE          pf_row_29
 	PREFETCHT1   1024(R8)
 
-pf_row_25:
+pf_row_29:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_209
+	JAE        pf_skip_216
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_209
+	JAE        pf_skip_216
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_26
+	JBE        pf_row_30
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_26
+	JBE        pf_row_30
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_26
+	JBE        pf_row_30
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_26
+	JBE        pf_row_30
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -35567,13 +36363,13 @@ pf_row_25:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_26
+	JBE        pf_row_30
 	PREFETCHT1 1024(R8)
 
-pf_row_26:
+pf_row_30:
 	ADDQ stride+96(FP), R8
 
-pf_skip_209:
+pf_skip_216:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -35615,208 +36411,10 @@ pv_pair_84:
 	VFMADD231PS  (R12)(DI*1), Y5, Y1
 	VFMADD231PS  32(R12)(DI*1), Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_210
+	JNZ          pf_skip_217
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_210
-	MOVQ         R8, R14
-	ANDQ         $0x0000003f, R14
-	ADDQ         248(SP), R14
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	CMPQ         R14, $0x00000080
-	JBE          pf_row_27
-	PREFETCHT1   128(R8)
-	CMPQ         R14, $0x000000c0
-	JBE          pf_row_27
-	PREFETCHT1   192(R8)
-	CMPQ         R14, $0x00000100
-	JBE          pf_row_27
-	PREFETCHT1   256(R8)
-	PREFETCHT1   320(R8)
-	PREFETCHT1   384(R8)
-	PREFETCHT1   448(R8)
-	CMPQ         R14, $0x00000200
-	JBE          pf_row_27
-	PREFETCHT1   512(R8)
-	PREFETCHT1   576(R8)
-	PREFETCHT1   640(R8)
-	PREFETCHT1   704(R8)
-	PREFETCHT1   768(R8)
-	PREFETCHT1   832(R8)
-	PREFETCHT1   896(R8)
-	PREFETCHT1   960(R8)
-	CMPQ         R14, $0x00000400
-	JBE          pf_row_27
-	PREFETCHT1   1024(R8)
-
-pf_row_27:
-	ADDQ       stride+96(FP), R8
-	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_210
-	CMPQ       R8, 232(SP)
-	JAE        pf_skip_210
-	MOVQ       R8, R14
-	ANDQ       $0x0000003f, R14
-	ADDQ       248(SP), R14
-	PREFETCHT1 (R8)
-	PREFETCHT1 64(R8)
-	CMPQ       R14, $0x00000080
-	JBE        pf_row_28
-	PREFETCHT1 128(R8)
-	CMPQ       R14, $0x000000c0
-	JBE        pf_row_28
-	PREFETCHT1 192(R8)
-	CMPQ       R14, $0x00000100
-	JBE        pf_row_28
-	PREFETCHT1 256(R8)
-	PREFETCHT1 320(R8)
-	PREFETCHT1 384(R8)
-	PREFETCHT1 448(R8)
-	CMPQ       R14, $0x00000200
-	JBE        pf_row_28
-	PREFETCHT1 512(R8)
-	PREFETCHT1 576(R8)
-	PREFETCHT1 640(R8)
-	PREFETCHT1 704(R8)
-	PREFETCHT1 768(R8)
-	PREFETCHT1 832(R8)
-	PREFETCHT1 896(R8)
-	PREFETCHT1 960(R8)
-	CMPQ       R14, $0x00000400
-	JBE        pf_row_28
-	PREFETCHT1 1024(R8)
-
-pf_row_28:
-	ADDQ stride+96(FP), R8
-
-pf_skip_210:
-	ADDQ $0x08, R11
-	LEAQ (R12)(DI*2), R12
-	SUBQ $0x02, R13
-	CMPQ R13, $0x02
-	JGE  pv_pair_84
-
-pv_single_84:
-	TESTQ        R13, R13
-	JZ           pv_merge_84
-	VBROADCASTSS (R11), Y4
-	VFMADD231PS  (R12), Y4, Y0
-	VFMADD231PS  32(R12), Y4, Y2
-	DECQ         R9
-	JNZ          pf_skip_211
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
-	JAE          pf_skip_211
-	MOVQ         R8, R14
-	ANDQ         $0x0000003f, R14
-	ADDQ         248(SP), R14
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	CMPQ         R14, $0x00000080
-	JBE          pf_row_29
-	PREFETCHT1   128(R8)
-	CMPQ         R14, $0x000000c0
-	JBE          pf_row_29
-	PREFETCHT1   192(R8)
-	CMPQ         R14, $0x00000100
-	JBE          pf_row_29
-	PREFETCHT1   256(R8)
-	PREFETCHT1   320(R8)
-	PREFETCHT1   384(R8)
-	PREFETCHT1   448(R8)
-	CMPQ         R14, $0x00000200
-	JBE          pf_row_29
-	PREFETCHT1   512(R8)
-	PREFETCHT1   576(R8)
-	PREFETCHT1   640(R8)
-	PREFETCHT1   704(R8)
-	PREFETCHT1   768(R8)
-	PREFETCHT1   832(R8)
-	PREFETCHT1   896(R8)
-	PREFETCHT1   960(R8)
-	CMPQ         R14, $0x00000400
-	JBE          pf_row_29
-	PREFETCHT1   1024(R8)
-
-pf_row_29:
-	ADDQ       stride+96(FP), R8
-	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_211
-	CMPQ       R8, 232(SP)
-	JAE        pf_skip_211
-	MOVQ       R8, R14
-	ANDQ       $0x0000003f, R14
-	ADDQ       248(SP), R14
-	PREFETCHT1 (R8)
-	PREFETCHT1 64(R8)
-	CMPQ       R14, $0x00000080
-	JBE        pf_row_30
-	PREFETCHT1 128(R8)
-	CMPQ       R14, $0x000000c0
-	JBE        pf_row_30
-	PREFETCHT1 192(R8)
-	CMPQ       R14, $0x00000100
-	JBE        pf_row_30
-	PREFETCHT1 256(R8)
-	PREFETCHT1 320(R8)
-	PREFETCHT1 384(R8)
-	PREFETCHT1 448(R8)
-	CMPQ       R14, $0x00000200
-	JBE        pf_row_30
-	PREFETCHT1 512(R8)
-	PREFETCHT1 576(R8)
-	PREFETCHT1 640(R8)
-	PREFETCHT1 704(R8)
-	PREFETCHT1 768(R8)
-	PREFETCHT1 832(R8)
-	PREFETCHT1 896(R8)
-	PREFETCHT1 960(R8)
-	CMPQ       R14, $0x00000400
-	JBE        pf_row_30
-	PREFETCHT1 1024(R8)
-
-pf_row_30:
-	ADDQ stride+96(FP), R8
-
-pf_skip_211:
-	ADDQ $0x04, R11
-	ADDQ DI, R12
-	DECQ R13
-	JMP  pv_single_84
-
-pv_merge_84:
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (CX)(R10*1)
-	VADDPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     pv_block_84
-
-pv_next_84:
-pv_block_85:
-	MOVQ    AX, R11
-	SUBQ    R10, R11
-	CMPQ    R11, $0x00000020
-	JL      pv_next_85
-	VMOVUPS (CX)(R10*1), Y0
-	VXORPS  Y1, Y1, Y1
-	MOVQ    DX, R11
-	LEAQ    (BX)(R10*1), R12
-	MOVQ    SI, R13
-	CMPQ    R13, $0x02
-	JL      pv_single_85
-
-pv_pair_85:
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS 4(R11), Y3
-	VFMADD231PS  (R12), Y2, Y0
-	VFMADD231PS  (R12)(DI*1), Y3, Y1
-	DECQ         R9
-	JNZ          pf_skip_212
-	MOVQ         ng+16(FP), R9
-	CMPQ         R8, 232(SP)
-	JAE          pf_skip_212
+	JAE          pf_skip_217
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -35851,9 +36449,9 @@ pv_pair_85:
 pf_row_31:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_212
+	JAE        pf_skip_217
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_212
+	JAE        pf_skip_217
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -35888,23 +36486,24 @@ pf_row_31:
 pf_row_32:
 	ADDQ stride+96(FP), R8
 
-pf_skip_212:
+pf_skip_217:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
 	CMPQ R13, $0x02
-	JGE  pv_pair_85
+	JGE  pv_pair_84
 
-pv_single_85:
+pv_single_84:
 	TESTQ        R13, R13
-	JZ           pv_merge_85
-	VBROADCASTSS (R11), Y2
-	VFMADD231PS  (R12), Y2, Y0
+	JZ           pv_merge_84
+	VBROADCASTSS (R11), Y4
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  32(R12), Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_213
+	JNZ          pf_skip_218
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_213
+	JAE          pf_skip_218
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
@@ -35939,9 +36538,9 @@ pv_single_85:
 pf_row_33:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_213
+	JAE        pf_skip_218
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_213
+	JAE        pf_skip_218
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
@@ -35976,7 +36575,204 @@ pf_row_33:
 pf_row_34:
 	ADDQ stride+96(FP), R8
 
-pf_skip_213:
+pf_skip_218:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  pv_single_84
+
+pv_merge_84:
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (CX)(R10*1)
+	VADDPS  Y3, Y2, Y2
+	VMOVUPS Y2, 32(CX)(R10*1)
+	ADDQ    $0x00000040, R10
+	JMP     pv_block_84
+
+pv_next_84:
+pv_block_85:
+	MOVQ    AX, R11
+	SUBQ    R10, R11
+	CMPQ    R11, $0x00000020
+	JL      pv_next_85
+	VMOVUPS (CX)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    DX, R11
+	LEAQ    (BX)(R10*1), R12
+	MOVQ    SI, R13
+	CMPQ    R13, $0x02
+	JL      pv_single_85
+
+pv_pair_85:
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS 4(R11), Y3
+	VFMADD231PS  (R12), Y2, Y0
+	VFMADD231PS  (R12)(DI*1), Y3, Y1
+	DECQ         R9
+	JNZ          pf_skip_219
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_219
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         248(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_35
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_35
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_35
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_35
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_35
+	PREFETCHT1   1024(R8)
+
+pf_row_35:
+	ADDQ       stride+96(FP), R8
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_219
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_219
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       248(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_36
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_36
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_36
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_36
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_36
+	PREFETCHT1 1024(R8)
+
+pf_row_36:
+	ADDQ stride+96(FP), R8
+
+pf_skip_219:
+	ADDQ $0x08, R11
+	LEAQ (R12)(DI*2), R12
+	SUBQ $0x02, R13
+	CMPQ R13, $0x02
+	JGE  pv_pair_85
+
+pv_single_85:
+	TESTQ        R13, R13
+	JZ           pv_merge_85
+	VBROADCASTSS (R11), Y2
+	VFMADD231PS  (R12), Y2, Y0
+	DECQ         R9
+	JNZ          pf_skip_220
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_220
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         248(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_37
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_37
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_37
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_37
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_37
+	PREFETCHT1   1024(R8)
+
+pf_row_37:
+	ADDQ       stride+96(FP), R8
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_220
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_220
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       248(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_38
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_38
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_38
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_38
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_38
+	PREFETCHT1 1024(R8)
+
+pf_row_38:
+	ADDQ stride+96(FP), R8
+
+pf_skip_220:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -36238,26 +37034,26 @@ scores4_chunk2_9:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_214
+	JAE         pf_skip_221
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_35
+	JBE         pf_row_39
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_35
+	JBE         pf_row_39
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_35
+	JBE         pf_row_39
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_35
+	JBE         pf_row_39
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -36267,34 +37063,34 @@ scores4_chunk2_9:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_35
+	JBE         pf_row_39
 	PREFETCHT1  1024(R9)
 
-pf_row_35:
+pf_row_39:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_214
+	JAE        pf_skip_221
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_214
+	JAE        pf_skip_221
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_36
+	JBE        pf_row_40
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_36
+	JBE        pf_row_40
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_36
+	JBE        pf_row_40
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_36
+	JBE        pf_row_40
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -36304,13 +37100,13 @@ pf_row_35:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_36
+	JBE        pf_row_40
 	PREFETCHT1 1024(R9)
 
-pf_row_36:
+pf_row_40:
 	ADDQ stride+96(FP), R9
 
-pf_skip_214:
+pf_skip_221:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -36336,26 +37132,26 @@ pf_skip_214:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_215
+	JAE         pf_skip_222
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_37
+	JBE         pf_row_41
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_37
+	JBE         pf_row_41
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_37
+	JBE         pf_row_41
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_37
+	JBE         pf_row_41
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -36365,34 +37161,34 @@ pf_skip_214:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_37
+	JBE         pf_row_41
 	PREFETCHT1  1024(R9)
 
-pf_row_37:
+pf_row_41:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_215
+	JAE        pf_skip_222
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_215
+	JAE        pf_skip_222
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_38
+	JBE        pf_row_42
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_38
+	JBE        pf_row_42
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_38
+	JBE        pf_row_42
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_38
+	JBE        pf_row_42
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -36402,13 +37198,13 @@ pf_row_37:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_38
+	JBE        pf_row_42
 	PREFETCHT1 1024(R9)
 
-pf_row_38:
+pf_row_42:
 	ADDQ stride+96(FP), R9
 
-pf_skip_215:
+pf_skip_222:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_9
@@ -36441,26 +37237,26 @@ scores4_odd_9:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_216
+	JAE         pf_skip_223
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_39
+	JBE         pf_row_43
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_39
+	JBE         pf_row_43
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_39
+	JBE         pf_row_43
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_39
+	JBE         pf_row_43
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -36470,34 +37266,34 @@ scores4_odd_9:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_39
+	JBE         pf_row_43
 	PREFETCHT1  1024(R9)
 
-pf_row_39:
+pf_row_43:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_216
+	JAE        pf_skip_223
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_216
+	JAE        pf_skip_223
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_40
+	JBE        pf_row_44
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_40
+	JBE        pf_row_44
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_40
+	JBE        pf_row_44
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_40
+	JBE        pf_row_44
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -36507,13 +37303,13 @@ pf_row_39:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_40
+	JBE        pf_row_44
 	PREFETCHT1 1024(R9)
 
-pf_row_40:
+pf_row_44:
 	ADDQ stride+96(FP), R9
 
-pf_skip_216:
+pf_skip_223:
 scores4_chunks_9:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -36829,26 +37625,26 @@ scores4_chunk2_10:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_217
+	JAE         pf_skip_224
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_41
+	JBE         pf_row_45
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_41
+	JBE         pf_row_45
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_41
+	JBE         pf_row_45
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_41
+	JBE         pf_row_45
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -36858,34 +37654,34 @@ scores4_chunk2_10:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_41
+	JBE         pf_row_45
 	PREFETCHT1  1024(R9)
 
-pf_row_41:
+pf_row_45:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_217
+	JAE        pf_skip_224
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_217
+	JAE        pf_skip_224
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_42
+	JBE        pf_row_46
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_42
+	JBE        pf_row_46
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_42
+	JBE        pf_row_46
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_42
+	JBE        pf_row_46
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -36895,13 +37691,13 @@ pf_row_41:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_42
+	JBE        pf_row_46
 	PREFETCHT1 1024(R9)
 
-pf_row_42:
+pf_row_46:
 	ADDQ stride+96(FP), R9
 
-pf_skip_217:
+pf_skip_224:
 	VMOVUPS     64(CX)(DX*1), Z22
 	VMOVUPS     64(CX)(BX*1), Z23
 	VMOVUPS     64(CX)(SI*1), Z24
@@ -36927,26 +37723,26 @@ pf_skip_217:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_218
+	JAE         pf_skip_225
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_43
+	JBE         pf_row_47
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_43
+	JBE         pf_row_47
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_43
+	JBE         pf_row_47
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_43
+	JBE         pf_row_47
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -36956,34 +37752,34 @@ pf_skip_217:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_43
+	JBE         pf_row_47
 	PREFETCHT1  1024(R9)
 
-pf_row_43:
+pf_row_47:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_218
+	JAE        pf_skip_225
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_218
+	JAE        pf_skip_225
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_44
+	JBE        pf_row_48
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_44
+	JBE        pf_row_48
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_44
+	JBE        pf_row_48
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_44
+	JBE        pf_row_48
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -36993,13 +37789,13 @@ pf_row_43:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_44
+	JBE        pf_row_48
 	PREFETCHT1 1024(R9)
 
-pf_row_44:
+pf_row_48:
 	ADDQ stride+96(FP), R9
 
-pf_skip_218:
+pf_skip_225:
 	ADDQ $0x00000080, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_10
@@ -37032,26 +37828,26 @@ scores4_odd_10:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_219
+	JAE         pf_skip_226
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_45
+	JBE         pf_row_49
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_45
+	JBE         pf_row_49
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_45
+	JBE         pf_row_49
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_45
+	JBE         pf_row_49
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -37061,34 +37857,34 @@ scores4_odd_10:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_45
+	JBE         pf_row_49
 	PREFETCHT1  1024(R9)
 
-pf_row_45:
+pf_row_49:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_219
+	JAE        pf_skip_226
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_219
+	JAE        pf_skip_226
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_46
+	JBE        pf_row_50
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_46
+	JBE        pf_row_50
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_46
+	JBE        pf_row_50
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_46
+	JBE        pf_row_50
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -37098,13 +37894,13 @@ pf_row_45:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_46
+	JBE        pf_row_50
 	PREFETCHT1 1024(R9)
 
-pf_row_46:
+pf_row_50:
 	ADDQ stride+96(FP), R9
 
-pf_skip_219:
+pf_skip_226:
 scores4_chunks_10:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -37408,26 +38204,26 @@ scores2_8_chunk2_3:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_220
+	JAE         pf_skip_227
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_47
+	JBE         pf_row_51
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_47
+	JBE         pf_row_51
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_47
+	JBE         pf_row_51
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_47
+	JBE         pf_row_51
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -37437,34 +38233,34 @@ scores2_8_chunk2_3:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_47
+	JBE         pf_row_51
 	PREFETCHT1  1024(R9)
 
-pf_row_47:
+pf_row_51:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_220
+	JAE        pf_skip_227
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_220
+	JAE        pf_skip_227
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_48
+	JBE        pf_row_52
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_48
+	JBE        pf_row_52
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_48
+	JBE        pf_row_52
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_48
+	JBE        pf_row_52
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -37474,13 +38270,13 @@ pf_row_47:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_48
+	JBE        pf_row_52
 	PREFETCHT1 1024(R9)
 
-pf_row_48:
+pf_row_52:
 	ADDQ stride+96(FP), R9
 
-pf_skip_220:
+pf_skip_227:
 	VMOVUPS     64(CX)(DX*1), Z20
 	VMOVUPS     64(CX)(BX*1), Z21
 	VMOVUPS     64(CX), Z22
@@ -37508,26 +38304,26 @@ pf_skip_220:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_221
+	JAE         pf_skip_228
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_49
+	JBE         pf_row_53
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_49
+	JBE         pf_row_53
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_49
+	JBE         pf_row_53
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_49
+	JBE         pf_row_53
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -37537,34 +38333,34 @@ pf_skip_220:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_49
+	JBE         pf_row_53
 	PREFETCHT1  1024(R9)
 
-pf_row_49:
+pf_row_53:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_221
+	JAE        pf_skip_228
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_221
+	JAE        pf_skip_228
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_50
+	JBE        pf_row_54
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_50
+	JBE        pf_row_54
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_50
+	JBE        pf_row_54
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_50
+	JBE        pf_row_54
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -37574,13 +38370,13 @@ pf_row_49:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_50
+	JBE        pf_row_54
 	PREFETCHT1 1024(R9)
 
-pf_row_50:
+pf_row_54:
 	ADDQ stride+96(FP), R9
 
-pf_skip_221:
+pf_skip_228:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, SI
 	CMPQ CX, 48(SP)
@@ -37616,26 +38412,26 @@ scores2_8_odd_3:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_222
+	JAE         pf_skip_229
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_51
+	JBE         pf_row_55
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_51
+	JBE         pf_row_55
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_51
+	JBE         pf_row_55
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_51
+	JBE         pf_row_55
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -37645,34 +38441,34 @@ scores2_8_odd_3:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_51
+	JBE         pf_row_55
 	PREFETCHT1  1024(R9)
 
-pf_row_51:
+pf_row_55:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_222
+	JAE        pf_skip_229
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_222
+	JAE        pf_skip_229
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_52
+	JBE        pf_row_56
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_52
+	JBE        pf_row_56
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_52
+	JBE        pf_row_56
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_52
+	JBE        pf_row_56
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -37682,13 +38478,13 @@ pf_row_51:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_52
+	JBE        pf_row_56
 	PREFETCHT1 1024(R9)
 
-pf_row_52:
+pf_row_56:
 	ADDQ stride+96(FP), R9
 
-pf_skip_222:
+pf_skip_229:
 scores2_8_chunks_3:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -37904,171 +38700,7 @@ scores_by8_21:
 	VFMADD231PS 384(R9), Z16, Z2
 	VFMADD231PS 448(R9), Z17, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_223
-	MOVQ        DI, R11
-	ANDQ        $0x0000003f, R11
-	ADDQ        232(SP), R11
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R11, $0x00000080
-	JBE         pf_row_53
-	PREFETCHT1  128(DI)
-	CMPQ        R11, $0x000000c0
-	JBE         pf_row_53
-	PREFETCHT1  192(DI)
-	CMPQ        R11, $0x00000100
-	JBE         pf_row_53
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R11, $0x00000200
-	JBE         pf_row_53
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R11, $0x00000400
-	JBE         pf_row_53
-	PREFETCHT1  1024(DI)
-
-pf_row_53:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_223
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_223
-	MOVQ       DI, R11
-	ANDQ       $0x0000003f, R11
-	ADDQ       232(SP), R11
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R11, $0x00000080
-	JBE        pf_row_54
-	PREFETCHT1 128(DI)
-	CMPQ       R11, $0x000000c0
-	JBE        pf_row_54
-	PREFETCHT1 192(DI)
-	CMPQ       R11, $0x00000100
-	JBE        pf_row_54
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R11, $0x00000200
-	JBE        pf_row_54
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R11, $0x00000400
-	JBE        pf_row_54
-	PREFETCHT1 1024(DI)
-
-pf_row_54:
-	ADDQ stride+96(FP), DI
-
-pf_skip_223:
-	VFMADD231PS (R9)(SI*1), Z10, Z3
-	VFMADD231PS 64(R9)(SI*1), Z11, Z3
-	VFMADD231PS 128(R9)(SI*1), Z12, Z3
-	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	VFMADD231PS 256(R9)(SI*1), Z14, Z3
-	VFMADD231PS 320(R9)(SI*1), Z15, Z3
-	VFMADD231PS 384(R9)(SI*1), Z16, Z3
-	VFMADD231PS 448(R9)(SI*1), Z17, Z3
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_224
-	MOVQ        DI, R11
-	ANDQ        $0x0000003f, R11
-	ADDQ        232(SP), R11
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R11, $0x00000080
-	JBE         pf_row_55
-	PREFETCHT1  128(DI)
-	CMPQ        R11, $0x000000c0
-	JBE         pf_row_55
-	PREFETCHT1  192(DI)
-	CMPQ        R11, $0x00000100
-	JBE         pf_row_55
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R11, $0x00000200
-	JBE         pf_row_55
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R11, $0x00000400
-	JBE         pf_row_55
-	PREFETCHT1  1024(DI)
-
-pf_row_55:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_224
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_224
-	MOVQ       DI, R11
-	ANDQ       $0x0000003f, R11
-	ADDQ       232(SP), R11
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R11, $0x00000080
-	JBE        pf_row_56
-	PREFETCHT1 128(DI)
-	CMPQ       R11, $0x000000c0
-	JBE        pf_row_56
-	PREFETCHT1 192(DI)
-	CMPQ       R11, $0x00000100
-	JBE        pf_row_56
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R11, $0x00000200
-	JBE        pf_row_56
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R11, $0x00000400
-	JBE        pf_row_56
-	PREFETCHT1 1024(DI)
-
-pf_row_56:
-	ADDQ stride+96(FP), DI
-
-pf_skip_224:
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	VFMADD231PS 256(R9)(SI*2), Z14, Z4
-	VFMADD231PS 320(R9)(SI*2), Z15, Z4
-	VFMADD231PS 384(R9)(SI*2), Z16, Z4
-	VFMADD231PS 448(R9)(SI*2), Z17, Z4
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_225
+	JAE         pf_skip_230
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -38103,9 +38735,9 @@ pf_skip_224:
 pf_row_57:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_225
+	JAE        pf_skip_230
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_225
+	JAE        pf_skip_230
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -38140,7 +38772,171 @@ pf_row_57:
 pf_row_58:
 	ADDQ stride+96(FP), DI
 
-pf_skip_225:
+pf_skip_230:
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS 64(R9)(SI*1), Z11, Z3
+	VFMADD231PS 128(R9)(SI*1), Z12, Z3
+	VFMADD231PS 192(R9)(SI*1), Z13, Z3
+	VFMADD231PS 256(R9)(SI*1), Z14, Z3
+	VFMADD231PS 320(R9)(SI*1), Z15, Z3
+	VFMADD231PS 384(R9)(SI*1), Z16, Z3
+	VFMADD231PS 448(R9)(SI*1), Z17, Z3
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_231
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        232(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_59
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_59
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_59
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_59
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_59
+	PREFETCHT1  1024(DI)
+
+pf_row_59:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_231
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_231
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_60
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_60
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_60
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_60
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_60
+	PREFETCHT1 1024(DI)
+
+pf_row_60:
+	ADDQ stride+96(FP), DI
+
+pf_skip_231:
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
+	VFMADD231PS 256(R9)(SI*2), Z14, Z4
+	VFMADD231PS 320(R9)(SI*2), Z15, Z4
+	VFMADD231PS 384(R9)(SI*2), Z16, Z4
+	VFMADD231PS 448(R9)(SI*2), Z17, Z4
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_232
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        232(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_61
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_61
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_61
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_61
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_61
+	PREFETCHT1  1024(DI)
+
+pf_row_61:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_232
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_232
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_62
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_62
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_62
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_62
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_62
+	PREFETCHT1 1024(DI)
+
+pf_row_62:
+	ADDQ stride+96(FP), DI
+
+pf_skip_232:
 	VFMADD231PS (R9)(R8*1), Z10, Z5
 	VFMADD231PS 64(R9)(R8*1), Z11, Z5
 	VFMADD231PS 128(R9)(R8*1), Z12, Z5
@@ -38150,171 +38946,7 @@ pf_skip_225:
 	VFMADD231PS 384(R9)(R8*1), Z16, Z5
 	VFMADD231PS 448(R9)(R8*1), Z17, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_226
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_59
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_59
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_59
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_59
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_59
-	PREFETCHT1  1024(DI)
-
-pf_row_59:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_226
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_226
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_60
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_60
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_60
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_60
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_60
-	PREFETCHT1 1024(DI)
-
-pf_row_60:
-	ADDQ stride+96(FP), DI
-
-pf_skip_226:
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
-	VFMADD231PS 256(R10), Z14, Z6
-	VFMADD231PS 320(R10), Z15, Z6
-	VFMADD231PS 384(R10), Z16, Z6
-	VFMADD231PS 448(R10), Z17, Z6
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_227
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_61
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_61
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_61
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_61
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_61
-	PREFETCHT1  1024(DI)
-
-pf_row_61:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_227
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_227
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_62
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_62
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_62
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_62
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_62
-	PREFETCHT1 1024(DI)
-
-pf_row_62:
-	ADDQ stride+96(FP), DI
-
-pf_skip_227:
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
-	VFMADD231PS 256(R10)(SI*1), Z14, Z7
-	VFMADD231PS 320(R10)(SI*1), Z15, Z7
-	VFMADD231PS 384(R10)(SI*1), Z16, Z7
-	VFMADD231PS 448(R10)(SI*1), Z17, Z7
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_228
+	JAE         pf_skip_233
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -38349,9 +38981,9 @@ pf_skip_227:
 pf_row_63:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_228
+	JAE        pf_skip_233
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_228
+	JAE        pf_skip_233
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -38386,17 +39018,17 @@ pf_row_63:
 pf_row_64:
 	ADDQ stride+96(FP), DI
 
-pf_skip_228:
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
-	VFMADD231PS 256(R10)(SI*2), Z14, Z8
-	VFMADD231PS 320(R10)(SI*2), Z15, Z8
-	VFMADD231PS 384(R10)(SI*2), Z16, Z8
-	VFMADD231PS 448(R10)(SI*2), Z17, Z8
+pf_skip_233:
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
+	VFMADD231PS 256(R10), Z14, Z6
+	VFMADD231PS 320(R10), Z15, Z6
+	VFMADD231PS 384(R10), Z16, Z6
+	VFMADD231PS 448(R10), Z17, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_229
+	JAE         pf_skip_234
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -38431,9 +39063,9 @@ pf_skip_228:
 pf_row_65:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_229
+	JAE        pf_skip_234
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_229
+	JAE        pf_skip_234
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -38468,17 +39100,17 @@ pf_row_65:
 pf_row_66:
 	ADDQ stride+96(FP), DI
 
-pf_skip_229:
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
-	VFMADD231PS 256(R10)(R8*1), Z14, Z9
-	VFMADD231PS 320(R10)(R8*1), Z15, Z9
-	VFMADD231PS 384(R10)(R8*1), Z16, Z9
-	VFMADD231PS 448(R10)(R8*1), Z17, Z9
+pf_skip_234:
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+	VFMADD231PS 256(R10)(SI*1), Z14, Z7
+	VFMADD231PS 320(R10)(SI*1), Z15, Z7
+	VFMADD231PS 384(R10)(SI*1), Z16, Z7
+	VFMADD231PS 448(R10)(SI*1), Z17, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_230
+	JAE         pf_skip_235
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -38513,9 +39145,9 @@ pf_skip_229:
 pf_row_67:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_230
+	JAE        pf_skip_235
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_230
+	JAE        pf_skip_235
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -38550,7 +39182,171 @@ pf_row_67:
 pf_row_68:
 	ADDQ stride+96(FP), DI
 
-pf_skip_230:
+pf_skip_235:
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	VFMADD231PS 256(R10)(SI*2), Z14, Z8
+	VFMADD231PS 320(R10)(SI*2), Z15, Z8
+	VFMADD231PS 384(R10)(SI*2), Z16, Z8
+	VFMADD231PS 448(R10)(SI*2), Z17, Z8
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_236
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_69
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_69
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_69
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_69
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_69
+	PREFETCHT1  1024(DI)
+
+pf_row_69:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_236
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_236
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_70
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_70
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_70
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_70
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_70
+	PREFETCHT1 1024(DI)
+
+pf_row_70:
+	ADDQ stride+96(FP), DI
+
+pf_skip_236:
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	VFMADD231PS 256(R10)(R8*1), Z14, Z9
+	VFMADD231PS 320(R10)(R8*1), Z15, Z9
+	VFMADD231PS 384(R10)(R8*1), Z16, Z9
+	VFMADD231PS 448(R10)(R8*1), Z17, Z9
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_237
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_71
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_71
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_71
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_71
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_71
+	PREFETCHT1  1024(DI)
+
+pf_row_71:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_237
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_237
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_72
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_72
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_72
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_72
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_72
+	PREFETCHT1 1024(DI)
+
+pf_row_72:
+	ADDQ stride+96(FP), DI
+
+pf_skip_237:
 	JMP scores_reduce_21
 
 scores_seq_no_17:
@@ -38565,163 +39361,7 @@ scores_seq_no_17:
 	VFMADD231PS 128(R9), Z12, Z2
 	VFMADD231PS 192(R9), Z13, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_231
-	MOVQ        DI, R11
-	ANDQ        $0x0000003f, R11
-	ADDQ        232(SP), R11
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R11, $0x00000080
-	JBE         pf_row_69
-	PREFETCHT1  128(DI)
-	CMPQ        R11, $0x000000c0
-	JBE         pf_row_69
-	PREFETCHT1  192(DI)
-	CMPQ        R11, $0x00000100
-	JBE         pf_row_69
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R11, $0x00000200
-	JBE         pf_row_69
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R11, $0x00000400
-	JBE         pf_row_69
-	PREFETCHT1  1024(DI)
-
-pf_row_69:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_231
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_231
-	MOVQ       DI, R11
-	ANDQ       $0x0000003f, R11
-	ADDQ       232(SP), R11
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R11, $0x00000080
-	JBE        pf_row_70
-	PREFETCHT1 128(DI)
-	CMPQ       R11, $0x000000c0
-	JBE        pf_row_70
-	PREFETCHT1 192(DI)
-	CMPQ       R11, $0x00000100
-	JBE        pf_row_70
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R11, $0x00000200
-	JBE        pf_row_70
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R11, $0x00000400
-	JBE        pf_row_70
-	PREFETCHT1 1024(DI)
-
-pf_row_70:
-	ADDQ stride+96(FP), DI
-
-pf_skip_231:
-	VFMADD231PS (R9)(SI*1), Z10, Z3
-	VFMADD231PS 64(R9)(SI*1), Z11, Z3
-	VFMADD231PS 128(R9)(SI*1), Z12, Z3
-	VFMADD231PS 192(R9)(SI*1), Z13, Z3
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_232
-	MOVQ        DI, R11
-	ANDQ        $0x0000003f, R11
-	ADDQ        232(SP), R11
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R11, $0x00000080
-	JBE         pf_row_71
-	PREFETCHT1  128(DI)
-	CMPQ        R11, $0x000000c0
-	JBE         pf_row_71
-	PREFETCHT1  192(DI)
-	CMPQ        R11, $0x00000100
-	JBE         pf_row_71
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R11, $0x00000200
-	JBE         pf_row_71
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R11, $0x00000400
-	JBE         pf_row_71
-	PREFETCHT1  1024(DI)
-
-pf_row_71:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_232
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_232
-	MOVQ       DI, R11
-	ANDQ       $0x0000003f, R11
-	ADDQ       232(SP), R11
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R11, $0x00000080
-	JBE        pf_row_72
-	PREFETCHT1 128(DI)
-	CMPQ       R11, $0x000000c0
-	JBE        pf_row_72
-	PREFETCHT1 192(DI)
-	CMPQ       R11, $0x00000100
-	JBE        pf_row_72
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R11, $0x00000200
-	JBE        pf_row_72
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R11, $0x00000400
-	JBE        pf_row_72
-	PREFETCHT1 1024(DI)
-
-pf_row_72:
-	ADDQ stride+96(FP), DI
-
-pf_skip_232:
-	VFMADD231PS (R9)(SI*2), Z10, Z4
-	VFMADD231PS 64(R9)(SI*2), Z11, Z4
-	VFMADD231PS 128(R9)(SI*2), Z12, Z4
-	VFMADD231PS 192(R9)(SI*2), Z13, Z4
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_233
+	JAE         pf_skip_238
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
@@ -38756,9 +39396,9 @@ pf_skip_232:
 pf_row_73:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_233
+	JAE        pf_skip_238
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_233
+	JAE        pf_skip_238
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
@@ -38793,31 +39433,31 @@ pf_row_73:
 pf_row_74:
 	ADDQ stride+96(FP), DI
 
-pf_skip_233:
-	VFMADD231PS (R9)(R8*1), Z10, Z5
-	VFMADD231PS 64(R9)(R8*1), Z11, Z5
-	VFMADD231PS 128(R9)(R8*1), Z12, Z5
-	VFMADD231PS 192(R9)(R8*1), Z13, Z5
+pf_skip_238:
+	VFMADD231PS (R9)(SI*1), Z10, Z3
+	VFMADD231PS 64(R9)(SI*1), Z11, Z3
+	VFMADD231PS 128(R9)(SI*1), Z12, Z3
+	VFMADD231PS 192(R9)(SI*1), Z13, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_234
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
+	JAE         pf_skip_239
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
+	CMPQ        R11, $0x00000080
 	JBE         pf_row_75
 	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
+	CMPQ        R11, $0x000000c0
 	JBE         pf_row_75
 	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
+	CMPQ        R11, $0x00000100
 	JBE         pf_row_75
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
+	CMPQ        R11, $0x00000200
 	JBE         pf_row_75
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
@@ -38827,34 +39467,34 @@ pf_skip_233:
 	PREFETCHT1  832(DI)
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
+	CMPQ        R11, $0x00000400
 	JBE         pf_row_75
 	PREFETCHT1  1024(DI)
 
 pf_row_75:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_234
+	JAE        pf_skip_239
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_234
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
+	JAE        pf_skip_239
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
+	CMPQ       R11, $0x00000080
 	JBE        pf_row_76
 	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
+	CMPQ       R11, $0x000000c0
 	JBE        pf_row_76
 	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
+	CMPQ       R11, $0x00000100
 	JBE        pf_row_76
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
+	CMPQ       R11, $0x00000200
 	JBE        pf_row_76
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
@@ -38864,38 +39504,38 @@ pf_row_75:
 	PREFETCHT1 832(DI)
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
+	CMPQ       R11, $0x00000400
 	JBE        pf_row_76
 	PREFETCHT1 1024(DI)
 
 pf_row_76:
 	ADDQ stride+96(FP), DI
 
-pf_skip_234:
-	VFMADD231PS (R10), Z10, Z6
-	VFMADD231PS 64(R10), Z11, Z6
-	VFMADD231PS 128(R10), Z12, Z6
-	VFMADD231PS 192(R10), Z13, Z6
+pf_skip_239:
+	VFMADD231PS (R9)(SI*2), Z10, Z4
+	VFMADD231PS 64(R9)(SI*2), Z11, Z4
+	VFMADD231PS 128(R9)(SI*2), Z12, Z4
+	VFMADD231PS 192(R9)(SI*2), Z13, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_235
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
+	JAE         pf_skip_240
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
+	CMPQ        R11, $0x00000080
 	JBE         pf_row_77
 	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
+	CMPQ        R11, $0x000000c0
 	JBE         pf_row_77
 	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
+	CMPQ        R11, $0x00000100
 	JBE         pf_row_77
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
+	CMPQ        R11, $0x00000200
 	JBE         pf_row_77
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
@@ -38905,34 +39545,34 @@ pf_skip_234:
 	PREFETCHT1  832(DI)
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
+	CMPQ        R11, $0x00000400
 	JBE         pf_row_77
 	PREFETCHT1  1024(DI)
 
 pf_row_77:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_235
+	JAE        pf_skip_240
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_235
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
+	JAE        pf_skip_240
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
+	CMPQ       R11, $0x00000080
 	JBE        pf_row_78
 	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
+	CMPQ       R11, $0x000000c0
 	JBE        pf_row_78
 	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
+	CMPQ       R11, $0x00000100
 	JBE        pf_row_78
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
+	CMPQ       R11, $0x00000200
 	JBE        pf_row_78
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
@@ -38942,20 +39582,20 @@ pf_row_77:
 	PREFETCHT1 832(DI)
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
+	CMPQ       R11, $0x00000400
 	JBE        pf_row_78
 	PREFETCHT1 1024(DI)
 
 pf_row_78:
 	ADDQ stride+96(FP), DI
 
-pf_skip_235:
-	VFMADD231PS (R10)(SI*1), Z10, Z7
-	VFMADD231PS 64(R10)(SI*1), Z11, Z7
-	VFMADD231PS 128(R10)(SI*1), Z12, Z7
-	VFMADD231PS 192(R10)(SI*1), Z13, Z7
+pf_skip_240:
+	VFMADD231PS (R9)(R8*1), Z10, Z5
+	VFMADD231PS 64(R9)(R8*1), Z11, Z5
+	VFMADD231PS 128(R9)(R8*1), Z12, Z5
+	VFMADD231PS 192(R9)(R8*1), Z13, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_236
+	JAE         pf_skip_241
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -38990,9 +39630,9 @@ pf_skip_235:
 pf_row_79:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_236
+	JAE        pf_skip_241
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_236
+	JAE        pf_skip_241
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -39027,13 +39667,13 @@ pf_row_79:
 pf_row_80:
 	ADDQ stride+96(FP), DI
 
-pf_skip_236:
-	VFMADD231PS (R10)(SI*2), Z10, Z8
-	VFMADD231PS 64(R10)(SI*2), Z11, Z8
-	VFMADD231PS 128(R10)(SI*2), Z12, Z8
-	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+pf_skip_241:
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z6
+	VFMADD231PS 128(R10), Z12, Z6
+	VFMADD231PS 192(R10), Z13, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_237
+	JAE         pf_skip_242
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -39068,9 +39708,9 @@ pf_skip_236:
 pf_row_81:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_237
+	JAE        pf_skip_242
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_237
+	JAE        pf_skip_242
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -39105,13 +39745,13 @@ pf_row_81:
 pf_row_82:
 	ADDQ stride+96(FP), DI
 
-pf_skip_237:
-	VFMADD231PS (R10)(R8*1), Z10, Z9
-	VFMADD231PS 64(R10)(R8*1), Z11, Z9
-	VFMADD231PS 128(R10)(R8*1), Z12, Z9
-	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+pf_skip_242:
+	VFMADD231PS (R10)(SI*1), Z10, Z7
+	VFMADD231PS 64(R10)(SI*1), Z11, Z7
+	VFMADD231PS 128(R10)(SI*1), Z12, Z7
+	VFMADD231PS 192(R10)(SI*1), Z13, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_238
+	JAE         pf_skip_243
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -39146,9 +39786,9 @@ pf_skip_237:
 pf_row_83:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_238
+	JAE        pf_skip_243
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_238
+	JAE        pf_skip_243
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -39183,7 +39823,163 @@ pf_row_83:
 pf_row_84:
 	ADDQ stride+96(FP), DI
 
-pf_skip_238:
+pf_skip_243:
+	VFMADD231PS (R10)(SI*2), Z10, Z8
+	VFMADD231PS 64(R10)(SI*2), Z11, Z8
+	VFMADD231PS 128(R10)(SI*2), Z12, Z8
+	VFMADD231PS 192(R10)(SI*2), Z13, Z8
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_244
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_85
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_85
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_85
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_85
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_85
+	PREFETCHT1  1024(DI)
+
+pf_row_85:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_244
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_244
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_86
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_86
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_86
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_86
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_86
+	PREFETCHT1 1024(DI)
+
+pf_row_86:
+	ADDQ stride+96(FP), DI
+
+pf_skip_244:
+	VFMADD231PS (R10)(R8*1), Z10, Z9
+	VFMADD231PS 64(R10)(R8*1), Z11, Z9
+	VFMADD231PS 128(R10)(R8*1), Z12, Z9
+	VFMADD231PS 192(R10)(R8*1), Z13, Z9
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_245
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_87
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_87
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_87
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_87
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_87
+	PREFETCHT1  1024(DI)
+
+pf_row_87:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_245
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_245
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_88
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_88
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_88
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_88
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_88
+	PREFETCHT1 1024(DI)
+
+pf_row_88:
+	ADDQ stride+96(FP), DI
+
+pf_skip_245:
 	JMP scores_reduce_21
 
 scores_seq_no_18:
@@ -39201,26 +39997,26 @@ scores_pairs_23:
 	VFMADD231PS (R10)(SI*2), Z10, Z8
 	VFMADD231PS (R10)(R8*1), Z10, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_239
+	JAE         pf_skip_246
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        232(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_85
+	JBE         pf_row_89
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_85
+	JBE         pf_row_89
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_85
+	JBE         pf_row_89
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_85
+	JBE         pf_row_89
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -39230,34 +40026,34 @@ scores_pairs_23:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_85
+	JBE         pf_row_89
 	PREFETCHT1  1024(DI)
 
-pf_row_85:
+pf_row_89:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_239
+	JAE        pf_skip_246
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_239
+	JAE        pf_skip_246
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_86
+	JBE        pf_row_90
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_86
+	JBE        pf_row_90
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_86
+	JBE        pf_row_90
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_86
+	JBE        pf_row_90
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -39267,13 +40063,13 @@ pf_row_85:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_86
+	JBE        pf_row_90
 	PREFETCHT1 1024(DI)
 
-pf_row_86:
+pf_row_90:
 	ADDQ stride+96(FP), DI
 
-pf_skip_239:
+pf_skip_246:
 	VMOVUPS     64(R9)(R11*1), Z10
 	VFMADD231PS 64(R9), Z10, Z2
 	VFMADD231PS 64(R9)(SI*1), Z10, Z3
@@ -40461,26 +41257,26 @@ pv4_row_25:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_240
+	JAE          pf_skip_247
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_87
+	JBE          pf_row_91
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_87
+	JBE          pf_row_91
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_87
+	JBE          pf_row_91
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_87
+	JBE          pf_row_91
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -40490,34 +41286,34 @@ pv4_row_25:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_87
+	JBE          pf_row_91
 	PREFETCHT1   1024(R9)
 
-pf_row_87:
+pf_row_91:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_240
+	JAE        pf_skip_247
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_240
+	JAE        pf_skip_247
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_88
+	JBE        pf_row_92
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_88
+	JBE        pf_row_92
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_88
+	JBE        pf_row_92
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_88
+	JBE        pf_row_92
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -40527,13 +41323,13 @@ pf_row_87:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_88
+	JBE        pf_row_92
 	PREFETCHT1 1024(R9)
 
-pf_row_88:
+pf_row_92:
 	ADDQ stride+96(FP), R9
 
-pf_skip_240:
+pf_skip_247:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -40605,26 +41401,26 @@ pv4_row_26:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_241
+	JAE          pf_skip_248
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_89
+	JBE          pf_row_93
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_89
+	JBE          pf_row_93
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_89
+	JBE          pf_row_93
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_89
+	JBE          pf_row_93
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -40634,34 +41430,34 @@ pv4_row_26:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_89
+	JBE          pf_row_93
 	PREFETCHT1   1024(R9)
 
-pf_row_89:
+pf_row_93:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_241
+	JAE        pf_skip_248
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_241
+	JAE        pf_skip_248
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_90
+	JBE        pf_row_94
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_90
+	JBE        pf_row_94
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_90
+	JBE        pf_row_94
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_90
+	JBE        pf_row_94
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -40671,13 +41467,13 @@ pf_row_89:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_90
+	JBE        pf_row_94
 	PREFETCHT1 1024(R9)
 
-pf_row_90:
+pf_row_94:
 	ADDQ stride+96(FP), R9
 
-pf_skip_241:
+pf_skip_248:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -40732,26 +41528,26 @@ pv4_row_27:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_242
+	JAE          pf_skip_249
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_91
+	JBE          pf_row_95
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_91
+	JBE          pf_row_95
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_91
+	JBE          pf_row_95
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_91
+	JBE          pf_row_95
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -40761,34 +41557,34 @@ pv4_row_27:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_91
+	JBE          pf_row_95
 	PREFETCHT1   1024(R9)
 
-pf_row_91:
+pf_row_95:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_242
+	JAE        pf_skip_249
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_242
+	JAE        pf_skip_249
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_92
+	JBE        pf_row_96
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_92
+	JBE        pf_row_96
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_92
+	JBE        pf_row_96
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_92
+	JBE        pf_row_96
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -40798,13 +41594,13 @@ pf_row_91:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_92
+	JBE        pf_row_96
 	PREFETCHT1 1024(R9)
 
-pf_row_92:
+pf_row_96:
 	ADDQ stride+96(FP), R9
 
-pf_skip_242:
+pf_skip_249:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -40927,26 +41723,26 @@ pv4_row_28:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_243
+	JAE          pf_skip_250
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_93
+	JBE          pf_row_97
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_93
+	JBE          pf_row_97
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_93
+	JBE          pf_row_97
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_93
+	JBE          pf_row_97
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -40956,34 +41752,34 @@ pv4_row_28:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_93
+	JBE          pf_row_97
 	PREFETCHT1   1024(R9)
 
-pf_row_93:
+pf_row_97:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_243
+	JAE        pf_skip_250
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_243
+	JAE        pf_skip_250
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_94
+	JBE        pf_row_98
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_94
+	JBE        pf_row_98
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_94
+	JBE        pf_row_98
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_94
+	JBE        pf_row_98
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -40993,13 +41789,13 @@ pf_row_93:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_94
+	JBE        pf_row_98
 	PREFETCHT1 1024(R9)
 
-pf_row_94:
+pf_row_98:
 	ADDQ stride+96(FP), R9
 
-pf_skip_243:
+pf_skip_250:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -41071,26 +41867,26 @@ pv4_row_29:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_244
+	JAE          pf_skip_251
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_95
+	JBE          pf_row_99
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_95
+	JBE          pf_row_99
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_95
+	JBE          pf_row_99
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_95
+	JBE          pf_row_99
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -41100,34 +41896,34 @@ pv4_row_29:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_95
+	JBE          pf_row_99
 	PREFETCHT1   1024(R9)
 
-pf_row_95:
+pf_row_99:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_244
+	JAE        pf_skip_251
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_244
+	JAE        pf_skip_251
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_96
+	JBE        pf_row_100
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_96
+	JBE        pf_row_100
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_96
+	JBE        pf_row_100
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_96
+	JBE        pf_row_100
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -41137,13 +41933,13 @@ pf_row_95:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_96
+	JBE        pf_row_100
 	PREFETCHT1 1024(R9)
 
-pf_row_96:
+pf_row_100:
 	ADDQ stride+96(FP), R9
 
-pf_skip_244:
+pf_skip_251:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -41198,26 +41994,26 @@ pv4_row_30:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_245
+	JAE          pf_skip_252
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_97
+	JBE          pf_row_101
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_97
+	JBE          pf_row_101
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_97
+	JBE          pf_row_101
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_97
+	JBE          pf_row_101
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -41227,34 +42023,34 @@ pv4_row_30:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_97
+	JBE          pf_row_101
 	PREFETCHT1   1024(R9)
 
-pf_row_97:
+pf_row_101:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_245
+	JAE        pf_skip_252
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_245
+	JAE        pf_skip_252
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_98
+	JBE        pf_row_102
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_98
+	JBE        pf_row_102
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_98
+	JBE        pf_row_102
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_98
+	JBE        pf_row_102
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -41264,13 +42060,13 @@ pf_row_97:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_98
+	JBE        pf_row_102
 	PREFETCHT1 1024(R9)
 
-pf_row_98:
+pf_row_102:
 	ADDQ stride+96(FP), R9
 
-pf_skip_245:
+pf_skip_252:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -41387,26 +42183,26 @@ pv2_single_20:
 	VFMADD231PS  Z22, Z24, Z14
 	VFMADD231PS  Z23, Z24, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_246
+	JAE          pf_skip_253
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_99
+	JBE          pf_row_103
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_99
+	JBE          pf_row_103
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_99
+	JBE          pf_row_103
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_99
+	JBE          pf_row_103
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -41416,34 +42212,34 @@ pv2_single_20:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_99
+	JBE          pf_row_103
 	PREFETCHT1   1024(R10)
 
-pf_row_99:
+pf_row_103:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_246
+	JAE        pf_skip_253
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_246
+	JAE        pf_skip_253
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_100
+	JBE        pf_row_104
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_100
+	JBE        pf_row_104
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_100
+	JBE        pf_row_104
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_100
+	JBE        pf_row_104
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -41453,13 +42249,13 @@ pf_row_99:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_100
+	JBE        pf_row_104
 	PREFETCHT1 1024(R10)
 
-pf_row_100:
+pf_row_104:
 	ADDQ stride+96(FP), R10
 
-pf_skip_246:
+pf_skip_253:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -41549,26 +42345,26 @@ pv2_pair_21:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_247
+	JAE          pf_skip_254
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_101
+	JBE          pf_row_105
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_101
+	JBE          pf_row_105
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_101
+	JBE          pf_row_105
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_101
+	JBE          pf_row_105
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -41578,34 +42374,34 @@ pv2_pair_21:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_101
+	JBE          pf_row_105
 	PREFETCHT1   1024(R10)
 
-pf_row_101:
+pf_row_105:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_247
+	JAE        pf_skip_254
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_247
+	JAE        pf_skip_254
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_102
+	JBE        pf_row_106
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_102
+	JBE        pf_row_106
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_102
+	JBE        pf_row_106
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_102
+	JBE        pf_row_106
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -41615,13 +42411,13 @@ pf_row_101:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_102
+	JBE        pf_row_106
 	PREFETCHT1 1024(R10)
 
-pf_row_102:
+pf_row_106:
 	ADDQ stride+96(FP), R10
 
-pf_skip_247:
+pf_skip_254:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -41714,26 +42510,26 @@ pv2_pair_22:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_248
+	JAE          pf_skip_255
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_103
+	JBE          pf_row_107
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_103
+	JBE          pf_row_107
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_103
+	JBE          pf_row_107
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_103
+	JBE          pf_row_107
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -41743,34 +42539,34 @@ pv2_pair_22:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_103
+	JBE          pf_row_107
 	PREFETCHT1   1024(R10)
 
-pf_row_103:
+pf_row_107:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_248
+	JAE        pf_skip_255
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_248
+	JAE        pf_skip_255
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_104
+	JBE        pf_row_108
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_104
+	JBE        pf_row_108
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_104
+	JBE        pf_row_108
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_104
+	JBE        pf_row_108
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -41780,13 +42576,13 @@ pf_row_103:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_104
+	JBE        pf_row_108
 	PREFETCHT1 1024(R10)
 
-pf_row_104:
+pf_row_108:
 	ADDQ stride+96(FP), R10
 
-pf_skip_248:
+pf_skip_255:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -41855,26 +42651,26 @@ pv2_pair_23:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_249
+	JAE          pf_skip_256
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_105
+	JBE          pf_row_109
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_105
+	JBE          pf_row_109
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_105
+	JBE          pf_row_109
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_105
+	JBE          pf_row_109
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -41884,34 +42680,34 @@ pv2_pair_23:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_105
+	JBE          pf_row_109
 	PREFETCHT1   1024(R10)
 
-pf_row_105:
+pf_row_109:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_249
+	JAE        pf_skip_256
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_249
+	JAE        pf_skip_256
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_106
+	JBE        pf_row_110
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_106
+	JBE        pf_row_110
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_106
+	JBE        pf_row_110
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_106
+	JBE        pf_row_110
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -41921,13 +42717,13 @@ pf_row_105:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_106
+	JBE        pf_row_110
 	PREFETCHT1 1024(R10)
 
-pf_row_106:
+pf_row_110:
 	ADDQ stride+96(FP), R10
 
-pf_skip_249:
+pf_skip_256:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -42732,29 +43528,29 @@ scoresw_chunk2_4:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_250
+	JNZ         pf_skip_257
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_250
+	JAE         pf_skip_257
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_107
+	JBE         pf_row_111
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_107
+	JBE         pf_row_111
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_107
+	JBE         pf_row_111
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_107
+	JBE         pf_row_111
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -42764,34 +43560,34 @@ scoresw_chunk2_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_107
+	JBE         pf_row_111
 	PREFETCHT1  1024(R9)
 
-pf_row_107:
+pf_row_111:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_250
+	JAE        pf_skip_257
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_250
+	JAE        pf_skip_257
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_108
+	JBE        pf_row_112
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_108
+	JBE        pf_row_112
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_108
+	JBE        pf_row_112
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_108
+	JBE        pf_row_112
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -42801,13 +43597,13 @@ pf_row_107:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_108
+	JBE        pf_row_112
 	PREFETCHT1 1024(R9)
 
-pf_row_108:
+pf_row_112:
 	ADDQ stride+96(FP), R9
 
-pf_skip_250:
+pf_skip_257:
 	VCVTPH2PS   16(CX), Y13
 	VCVTPH2PS   16(CX)(R8*1), Y14
 	VMOVUPS     32(DX), Y15
@@ -42823,29 +43619,29 @@ pf_skip_250:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_251
+	JNZ         pf_skip_258
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_251
+	JAE         pf_skip_258
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_109
+	JBE         pf_row_113
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_109
+	JBE         pf_row_113
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_109
+	JBE         pf_row_113
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_109
+	JBE         pf_row_113
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -42855,34 +43651,34 @@ pf_skip_250:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_109
+	JBE         pf_row_113
 	PREFETCHT1  1024(R9)
 
-pf_row_109:
+pf_row_113:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_251
+	JAE        pf_skip_258
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_251
+	JAE        pf_skip_258
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_110
+	JBE        pf_row_114
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_110
+	JBE        pf_row_114
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_110
+	JBE        pf_row_114
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_110
+	JBE        pf_row_114
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -42892,13 +43688,13 @@ pf_row_109:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_110
+	JBE        pf_row_114
 	PREFETCHT1 1024(R9)
 
-pf_row_110:
+pf_row_114:
 	ADDQ stride+96(FP), R9
 
-pf_skip_251:
+pf_skip_258:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000040, DX
 	CMPQ CX, 48(SP)
@@ -42922,29 +43718,29 @@ scoresw_odd_4:
 	VFMADD231PS Y13, Y15, Y11
 	VFMADD231PS Y14, Y15, Y12
 	DECQ        R10
-	JNZ         pf_skip_252
+	JNZ         pf_skip_259
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_252
+	JAE         pf_skip_259
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_111
+	JBE         pf_row_115
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_111
+	JBE         pf_row_115
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_111
+	JBE         pf_row_115
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_111
+	JBE         pf_row_115
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -42954,34 +43750,34 @@ scoresw_odd_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_111
+	JBE         pf_row_115
 	PREFETCHT1  1024(R9)
 
-pf_row_111:
+pf_row_115:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_252
+	JAE        pf_skip_259
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_252
+	JAE        pf_skip_259
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_112
+	JBE        pf_row_116
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_112
+	JBE        pf_row_116
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_112
+	JBE        pf_row_116
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_112
+	JBE        pf_row_116
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -42991,13 +43787,13 @@ pf_row_111:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_112
+	JBE        pf_row_116
 	PREFETCHT1 1024(R9)
 
-pf_row_112:
+pf_row_116:
 	ADDQ stride+96(FP), R9
 
-pf_skip_252:
+pf_skip_259:
 scoresw_chunks_4:
 	VBROADCASTSS scale+64(FP), Y13
 	MOVQ         104(SP), CX
@@ -43243,29 +44039,29 @@ scores2_6_chunk2_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_253
+	JNZ         pf_skip_260
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_253
+	JAE         pf_skip_260
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        248(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_113
+	JBE         pf_row_117
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_113
+	JBE         pf_row_117
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_113
+	JBE         pf_row_117
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_113
+	JBE         pf_row_117
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -43275,34 +44071,34 @@ scores2_6_chunk2_2:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_113
+	JBE         pf_row_117
 	PREFETCHT1  1024(R9)
 
-pf_row_113:
+pf_row_117:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_253
+	JAE        pf_skip_260
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_253
+	JAE        pf_skip_260
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       248(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_114
+	JBE        pf_row_118
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_114
+	JBE        pf_row_118
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_114
+	JBE        pf_row_118
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_114
+	JBE        pf_row_118
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -43312,13 +44108,13 @@ pf_row_113:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_114
+	JBE        pf_row_118
 	PREFETCHT1 1024(R9)
 
-pf_row_114:
+pf_row_118:
 	ADDQ stride+96(FP), R9
 
-pf_skip_253:
+pf_skip_260:
 	VMOVUPS     32(DX)(CX*2), Y12
 	VMOVUPS     32(BX)(CX*2), Y13
 	VCVTPH2PS   16(CX), Y14
@@ -43340,29 +44136,29 @@ pf_skip_253:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_254
+	JNZ         pf_skip_261
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_254
+	JAE         pf_skip_261
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        248(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_115
+	JBE         pf_row_119
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_115
+	JBE         pf_row_119
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_115
+	JBE         pf_row_119
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_115
+	JBE         pf_row_119
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -43372,34 +44168,34 @@ pf_skip_253:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_115
+	JBE         pf_row_119
 	PREFETCHT1  1024(R9)
 
-pf_row_115:
+pf_row_119:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_254
+	JAE        pf_skip_261
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_254
+	JAE        pf_skip_261
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       248(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_116
+	JBE        pf_row_120
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_116
+	JBE        pf_row_120
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_116
+	JBE        pf_row_120
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_116
+	JBE        pf_row_120
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -43409,13 +44205,13 @@ pf_row_115:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_116
+	JBE        pf_row_120
 	PREFETCHT1 1024(R9)
 
-pf_row_116:
+pf_row_120:
 	ADDQ stride+96(FP), R9
 
-pf_skip_254:
+pf_skip_261:
 	ADDQ $0x00000020, CX
 	ADDQ $0x00000020, SI
 	CMPQ CX, 48(SP)
@@ -43445,29 +44241,29 @@ scores2_6_odd_2:
 	VFMADD231PS Y14, Y12, Y5
 	VFMADD231PS Y14, Y13, Y11
 	DECQ        R10
-	JNZ         pf_skip_255
+	JNZ         pf_skip_262
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_255
+	JAE         pf_skip_262
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_117
+	JBE         pf_row_121
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_117
+	JBE         pf_row_121
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_117
+	JBE         pf_row_121
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_117
+	JBE         pf_row_121
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -43477,34 +44273,34 @@ scores2_6_odd_2:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_117
+	JBE         pf_row_121
 	PREFETCHT1  1024(R9)
 
-pf_row_117:
+pf_row_121:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_255
+	JAE        pf_skip_262
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_255
+	JAE        pf_skip_262
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_118
+	JBE        pf_row_122
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_118
+	JBE        pf_row_122
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_118
+	JBE        pf_row_122
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_118
+	JBE        pf_row_122
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -43514,13 +44310,13 @@ pf_row_117:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_118
+	JBE        pf_row_122
 	PREFETCHT1 1024(R9)
 
-pf_row_118:
+pf_row_122:
 	ADDQ stride+96(FP), R9
 
-pf_skip_255:
+pf_skip_262:
 scores2_6_chunks_2:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -43610,29 +44406,29 @@ scores2_4_chunk2_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_256
+	JNZ         pf_skip_263
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_256
+	JAE         pf_skip_263
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_119
+	JBE         pf_row_123
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_119
+	JBE         pf_row_123
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_119
+	JBE         pf_row_123
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_119
+	JBE         pf_row_123
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -43642,34 +44438,34 @@ scores2_4_chunk2_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_119
+	JBE         pf_row_123
 	PREFETCHT1  1024(R9)
 
-pf_row_119:
+pf_row_123:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_256
+	JAE        pf_skip_263
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_256
+	JAE        pf_skip_263
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_120
+	JBE        pf_row_124
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_120
+	JBE        pf_row_124
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_120
+	JBE        pf_row_124
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_120
+	JBE        pf_row_124
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -43679,13 +44475,13 @@ pf_row_119:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_120
+	JBE        pf_row_124
 	PREFETCHT1 1024(R9)
 
-pf_row_120:
+pf_row_124:
 	ADDQ stride+96(FP), R9
 
-pf_skip_256:
+pf_skip_263:
 	VMOVUPS     32(DX)(CX*2), Y8
 	VMOVUPS     32(BX)(CX*2), Y9
 	VCVTPH2PS   16(CX), Y10
@@ -43701,29 +44497,29 @@ pf_skip_256:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_257
+	JNZ         pf_skip_264
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_257
+	JAE         pf_skip_264
 	MOVQ        R9, SI
 	ANDQ        $0x0000003f, SI
 	ADDQ        248(SP), SI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        SI, $0x00000080
-	JBE         pf_row_121
+	JBE         pf_row_125
 	PREFETCHT1  128(R9)
 	CMPQ        SI, $0x000000c0
-	JBE         pf_row_121
+	JBE         pf_row_125
 	PREFETCHT1  192(R9)
 	CMPQ        SI, $0x00000100
-	JBE         pf_row_121
+	JBE         pf_row_125
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        SI, $0x00000200
-	JBE         pf_row_121
+	JBE         pf_row_125
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -43733,34 +44529,34 @@ pf_skip_256:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        SI, $0x00000400
-	JBE         pf_row_121
+	JBE         pf_row_125
 	PREFETCHT1  1024(R9)
 
-pf_row_121:
+pf_row_125:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_257
+	JAE        pf_skip_264
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_257
+	JAE        pf_skip_264
 	MOVQ       R9, SI
 	ANDQ       $0x0000003f, SI
 	ADDQ       248(SP), SI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       SI, $0x00000080
-	JBE        pf_row_122
+	JBE        pf_row_126
 	PREFETCHT1 128(R9)
 	CMPQ       SI, $0x000000c0
-	JBE        pf_row_122
+	JBE        pf_row_126
 	PREFETCHT1 192(R9)
 	CMPQ       SI, $0x00000100
-	JBE        pf_row_122
+	JBE        pf_row_126
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       SI, $0x00000200
-	JBE        pf_row_122
+	JBE        pf_row_126
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -43770,13 +44566,13 @@ pf_row_121:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       SI, $0x00000400
-	JBE        pf_row_122
+	JBE        pf_row_126
 	PREFETCHT1 1024(R9)
 
-pf_row_122:
+pf_row_126:
 	ADDQ stride+96(FP), R9
 
-pf_skip_257:
+pf_skip_264:
 	ADDQ $0x00000020, CX
 	CMPQ CX, 48(SP)
 	JB   scores2_4_chunk2_4
@@ -43799,29 +44595,29 @@ scores2_4_odd_4:
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
 	DECQ        R10
-	JNZ         pf_skip_258
+	JNZ         pf_skip_265
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_258
+	JAE         pf_skip_265
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        248(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_123
+	JBE         pf_row_127
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_123
+	JBE         pf_row_127
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_123
+	JBE         pf_row_127
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_123
+	JBE         pf_row_127
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -43831,34 +44627,34 @@ scores2_4_odd_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_123
+	JBE         pf_row_127
 	PREFETCHT1  1024(R9)
 
-pf_row_123:
+pf_row_127:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_258
+	JAE        pf_skip_265
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_258
+	JAE        pf_skip_265
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       248(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_124
+	JBE        pf_row_128
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_124
+	JBE        pf_row_128
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_124
+	JBE        pf_row_128
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_124
+	JBE        pf_row_128
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -43868,13 +44664,13 @@ pf_row_123:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_124
+	JBE        pf_row_128
 	PREFETCHT1 1024(R9)
 
-pf_row_124:
+pf_row_128:
 	ADDQ stride+96(FP), R9
 
-pf_skip_258:
+pf_skip_265:
 scores2_4_chunks_4:
 	VHADDPS      Y1, Y0, Y0
 	VHADDPS      Y3, Y2, Y1
@@ -44045,29 +44841,29 @@ scores_pairs_25:
 	VCVTPH2PS   (R10)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y5
 	DECQ        R8
-	JNZ         pf_skip_259
+	JNZ         pf_skip_266
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_259
+	JAE         pf_skip_266
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
-	JBE         pf_row_125
+	JBE         pf_row_129
 	PREFETCHT1  128(DI)
 	CMPQ        R14, $0x000000c0
-	JBE         pf_row_125
+	JBE         pf_row_129
 	PREFETCHT1  192(DI)
 	CMPQ        R14, $0x00000100
-	JBE         pf_row_125
+	JBE         pf_row_129
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R14, $0x00000200
-	JBE         pf_row_125
+	JBE         pf_row_129
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -44077,34 +44873,34 @@ scores_pairs_25:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R14, $0x00000400
-	JBE         pf_row_125
+	JBE         pf_row_129
 	PREFETCHT1  1024(DI)
 
-pf_row_125:
+pf_row_129:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_259
+	JAE        pf_skip_266
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_259
+	JAE        pf_skip_266
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_126
+	JBE        pf_row_130
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_126
+	JBE        pf_row_130
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_126
+	JBE        pf_row_130
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_126
+	JBE        pf_row_130
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -44114,13 +44910,13 @@ pf_row_125:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_126
+	JBE        pf_row_130
 	PREFETCHT1 1024(DI)
 
-pf_row_126:
+pf_row_130:
 	ADDQ stride+96(FP), DI
 
-pf_skip_259:
+pf_skip_266:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R10), Y11
 	VFMADD231PS Y11, Y10, Y2
@@ -44170,29 +44966,29 @@ scores_pairs_26:
 	VCVTPH2PS   (R11)(R9*1), Y11
 	VFMADD231PS Y11, Y10, Y9
 	DECQ        R8
-	JNZ         pf_skip_260
+	JNZ         pf_skip_267
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_260
+	JAE         pf_skip_267
 	MOVQ        DI, R14
 	ANDQ        $0x0000003f, R14
 	ADDQ        248(SP), R14
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R14, $0x00000080
-	JBE         pf_row_127
+	JBE         pf_row_131
 	PREFETCHT1  128(DI)
 	CMPQ        R14, $0x000000c0
-	JBE         pf_row_127
+	JBE         pf_row_131
 	PREFETCHT1  192(DI)
 	CMPQ        R14, $0x00000100
-	JBE         pf_row_127
+	JBE         pf_row_131
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R14, $0x00000200
-	JBE         pf_row_127
+	JBE         pf_row_131
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -44202,34 +44998,34 @@ scores_pairs_26:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R14, $0x00000400
-	JBE         pf_row_127
+	JBE         pf_row_131
 	PREFETCHT1  1024(DI)
 
-pf_row_127:
+pf_row_131:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_260
+	JAE        pf_skip_267
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_260
+	JAE        pf_skip_267
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_128
+	JBE        pf_row_132
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_128
+	JBE        pf_row_132
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_128
+	JBE        pf_row_132
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_128
+	JBE        pf_row_132
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -44239,13 +45035,13 @@ pf_row_127:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_128
+	JBE        pf_row_132
 	PREFETCHT1 1024(DI)
 
-pf_row_128:
+pf_row_132:
 	ADDQ stride+96(FP), DI
 
-pf_skip_260:
+pf_skip_267:
 	VMOVUPS     32(R12)(R10*2), Y10
 	VCVTPH2PS   16(R11), Y11
 	VFMADD231PS Y11, Y10, Y6
@@ -45145,29 +45941,29 @@ pvw_row_7:
 	VFMADD231PS  Y8, Y10, Y6
 	VFMADD231PS  Y9, Y10, Y7
 	DECQ         R10
-	JNZ          pf_skip_261
+	JNZ          pf_skip_268
 	MOVQ         ng+16(FP), R10
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_261
+	JAE          pf_skip_268
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         248(SP), R12
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R12, $0x00000080
-	JBE          pf_row_129
+	JBE          pf_row_133
 	PREFETCHT1   128(R9)
 	CMPQ         R12, $0x000000c0
-	JBE          pf_row_129
+	JBE          pf_row_133
 	PREFETCHT1   192(R9)
 	CMPQ         R12, $0x00000100
-	JBE          pf_row_129
+	JBE          pf_row_133
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R12, $0x00000200
-	JBE          pf_row_129
+	JBE          pf_row_133
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -45177,34 +45973,34 @@ pvw_row_7:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R12, $0x00000400
-	JBE          pf_row_129
+	JBE          pf_row_133
 	PREFETCHT1   1024(R9)
 
-pf_row_129:
+pf_row_133:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_261
+	JAE        pf_skip_268
 	CMPQ       R9, 232(SP)
-	JAE        pf_skip_261
+	JAE        pf_skip_268
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       248(SP), R12
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R12, $0x00000080
-	JBE        pf_row_130
+	JBE        pf_row_134
 	PREFETCHT1 128(R9)
 	CMPQ       R12, $0x000000c0
-	JBE        pf_row_130
+	JBE        pf_row_134
 	PREFETCHT1 192(R9)
 	CMPQ       R12, $0x00000100
-	JBE        pf_row_130
+	JBE        pf_row_134
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R12, $0x00000200
-	JBE        pf_row_130
+	JBE        pf_row_134
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -45214,13 +46010,13 @@ pf_row_129:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R12, $0x00000400
-	JBE        pf_row_130
+	JBE        pf_row_134
 	PREFETCHT1 1024(R9)
 
-pf_row_130:
+pf_row_134:
 	ADDQ stride+96(FP), R9
 
-pf_skip_261:
+pf_skip_268:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R11
@@ -45276,29 +46072,29 @@ pvw_row_8:
 	VBROADCASTSS (BX)(CX*1), Y5
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R10
-	JNZ          pf_skip_262
+	JNZ          pf_skip_269
 	MOVQ         ng+16(FP), R10
 	CMPQ         R9, 232(SP)
-	JAE          pf_skip_262
+	JAE          pf_skip_269
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         248(SP), R12
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R12, $0x00000080
-	JBE          pf_row_131
+	JBE          pf_row_135
 	PREFETCHT1   128(R9)
 	CMPQ         R12, $0x000000c0
-	JBE          pf_row_131
+	JBE          pf_row_135
 	PREFETCHT1   192(R9)
 	CMPQ         R12, $0x00000100
-	JBE          pf_row_131
+	JBE          pf_row_135
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R12, $0x00000200
-	JBE          pf_row_131
+	JBE          pf_row_135
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -45308,34 +46104,34 @@ pvw_row_8:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R12, $0x00000400
-	JBE          pf_row_131
+	JBE          pf_row_135
 	PREFETCHT1   1024(R9)
 
-pf_row_131:
+pf_row_135:
 	ADDQ       stride+96(FP), R9
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_262
+	JAE        pf_skip_269
 	CMPQ       R9, 232(SP)
-	JAE        pf_skip_262
+	JAE        pf_skip_269
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       248(SP), R12
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R12, $0x00000080
-	JBE        pf_row_132
+	JBE        pf_row_136
 	PREFETCHT1 128(R9)
 	CMPQ       R12, $0x000000c0
-	JBE        pf_row_132
+	JBE        pf_row_136
 	PREFETCHT1 192(R9)
 	CMPQ       R12, $0x00000100
-	JBE        pf_row_132
+	JBE        pf_row_136
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R12, $0x00000200
-	JBE        pf_row_132
+	JBE        pf_row_136
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -45345,13 +46141,13 @@ pf_row_131:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R12, $0x00000400
-	JBE        pf_row_132
+	JBE        pf_row_136
 	PREFETCHT1 1024(R9)
 
-pf_row_132:
+pf_row_136:
 	ADDQ stride+96(FP), R9
 
-pf_skip_262:
+pf_skip_269:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R11
@@ -45460,29 +46256,29 @@ pv2_single_24:
 	VFMADD231PS  Y14, Y12, Y5
 	VFMADD231PS  Y14, Y13, Y11
 	DECQ         R11
-	JNZ          pf_skip_263
+	JNZ          pf_skip_270
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_263
+	JAE          pf_skip_270
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_133
+	JBE          pf_row_137
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_133
+	JBE          pf_row_137
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_133
+	JBE          pf_row_137
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_133
+	JBE          pf_row_137
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -45492,34 +46288,34 @@ pv2_single_24:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_133
+	JBE          pf_row_137
 	PREFETCHT1   1024(R10)
 
-pf_row_133:
+pf_row_137:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_263
+	JAE        pf_skip_270
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_263
+	JAE        pf_skip_270
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_134
+	JBE        pf_row_138
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_134
+	JBE        pf_row_138
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_134
+	JBE        pf_row_138
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_134
+	JBE        pf_row_138
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -45529,13 +46325,13 @@ pf_row_133:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_134
+	JBE        pf_row_138
 	PREFETCHT1 1024(R10)
 
-pf_row_134:
+pf_row_138:
 	ADDQ stride+96(FP), R10
 
-pf_skip_263:
+pf_skip_270:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -45600,29 +46396,29 @@ pv2_single_25:
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
 	DECQ         R11
-	JNZ          pf_skip_264
+	JNZ          pf_skip_271
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_264
+	JAE          pf_skip_271
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_135
+	JBE          pf_row_139
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_135
+	JBE          pf_row_139
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_135
+	JBE          pf_row_139
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_135
+	JBE          pf_row_139
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -45632,34 +46428,34 @@ pv2_single_25:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_135
+	JBE          pf_row_139
 	PREFETCHT1   1024(R10)
 
-pf_row_135:
+pf_row_139:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_264
+	JAE        pf_skip_271
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_264
+	JAE        pf_skip_271
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_136
+	JBE        pf_row_140
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_136
+	JBE        pf_row_140
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_136
+	JBE        pf_row_140
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_136
+	JBE        pf_row_140
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -45669,13 +46465,13 @@ pf_row_135:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_136
+	JBE        pf_row_140
 	PREFETCHT1 1024(R10)
 
-pf_row_136:
+pf_row_140:
 	ADDQ stride+96(FP), R10
 
-pf_skip_264:
+pf_skip_271:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -45726,29 +46522,29 @@ pv2_single_26:
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y3
 	DECQ         R11
-	JNZ          pf_skip_265
+	JNZ          pf_skip_272
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_265
+	JAE          pf_skip_272
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_137
+	JBE          pf_row_141
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_137
+	JBE          pf_row_141
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_137
+	JBE          pf_row_141
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_137
+	JBE          pf_row_141
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -45758,34 +46554,34 @@ pv2_single_26:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_137
+	JBE          pf_row_141
 	PREFETCHT1   1024(R10)
 
-pf_row_137:
+pf_row_141:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_265
+	JAE        pf_skip_272
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_265
+	JAE        pf_skip_272
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_138
+	JBE        pf_row_142
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_138
+	JBE        pf_row_142
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_138
+	JBE        pf_row_142
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_138
+	JBE        pf_row_142
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -45795,13 +46591,13 @@ pf_row_137:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_138
+	JBE        pf_row_142
 	PREFETCHT1 1024(R10)
 
-pf_row_138:
+pf_row_142:
 	ADDQ stride+96(FP), R10
 
-pf_skip_265:
+pf_skip_272:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -45843,29 +46639,29 @@ pv2_single_27:
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
 	DECQ         R11
-	JNZ          pf_skip_266
+	JNZ          pf_skip_273
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
-	JAE          pf_skip_266
+	JAE          pf_skip_273
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         248(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_139
+	JBE          pf_row_143
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_139
+	JBE          pf_row_143
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_139
+	JBE          pf_row_143
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_139
+	JBE          pf_row_143
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -45875,34 +46671,34 @@ pv2_single_27:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_139
+	JBE          pf_row_143
 	PREFETCHT1   1024(R10)
 
-pf_row_139:
+pf_row_143:
 	ADDQ       stride+96(FP), R10
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_266
+	JAE        pf_skip_273
 	CMPQ       R10, 232(SP)
-	JAE        pf_skip_266
+	JAE        pf_skip_273
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       248(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_140
+	JBE        pf_row_144
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_140
+	JBE        pf_row_144
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_140
+	JBE        pf_row_144
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_140
+	JBE        pf_row_144
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -45912,13 +46708,13 @@ pf_row_139:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_140
+	JBE        pf_row_144
 	PREFETCHT1 1024(R10)
 
-pf_row_140:
+pf_row_144:
 	ADDQ stride+96(FP), R10
 
-pf_skip_266:
+pf_skip_273:
 	ADDQ $0x04, BX
 	ADDQ R9, SI
 	DECQ DI
@@ -45984,6 +46780,142 @@ pv_block_94:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
+pv_pair_94:
+	CMPQ         R13, $0x02
+	JL           pv_single_94
+	VBROADCASTSS (R11), Y12
+	VCVTPH2PS    (R12), Y13
+	VFMADD231PS  Y13, Y12, Y0
+	VCVTPH2PS    16(R12), Y13
+	VFMADD231PS  Y13, Y12, Y1
+	VCVTPH2PS    32(R12), Y13
+	VFMADD231PS  Y13, Y12, Y2
+	VCVTPH2PS    48(R12), Y13
+	VFMADD231PS  Y13, Y12, Y3
+	VCVTPH2PS    64(R12), Y13
+	VFMADD231PS  Y13, Y12, Y4
+	VCVTPH2PS    80(R12), Y13
+	VFMADD231PS  Y13, Y12, Y5
+	VCVTPH2PS    96(R12), Y13
+	VFMADD231PS  Y13, Y12, Y6
+	VCVTPH2PS    112(R12), Y13
+	VFMADD231PS  Y13, Y12, Y7
+	VCVTPH2PS    128(R12), Y13
+	VFMADD231PS  Y13, Y12, Y8
+	VCVTPH2PS    144(R12), Y13
+	VFMADD231PS  Y13, Y12, Y9
+	VCVTPH2PS    160(R12), Y13
+	VFMADD231PS  Y13, Y12, Y10
+	VCVTPH2PS    176(R12), Y13
+	VFMADD231PS  Y13, Y12, Y11
+	ADDQ         DI, R12
+	VBROADCASTSS 4(R11), Y12
+	VCVTPH2PS    (R12), Y13
+	VFMADD231PS  Y13, Y12, Y0
+	VCVTPH2PS    16(R12), Y13
+	VFMADD231PS  Y13, Y12, Y1
+	VCVTPH2PS    32(R12), Y13
+	VFMADD231PS  Y13, Y12, Y2
+	VCVTPH2PS    48(R12), Y13
+	VFMADD231PS  Y13, Y12, Y3
+	VCVTPH2PS    64(R12), Y13
+	VFMADD231PS  Y13, Y12, Y4
+	VCVTPH2PS    80(R12), Y13
+	VFMADD231PS  Y13, Y12, Y5
+	VCVTPH2PS    96(R12), Y13
+	VFMADD231PS  Y13, Y12, Y6
+	VCVTPH2PS    112(R12), Y13
+	VFMADD231PS  Y13, Y12, Y7
+	VCVTPH2PS    128(R12), Y13
+	VFMADD231PS  Y13, Y12, Y8
+	VCVTPH2PS    144(R12), Y13
+	VFMADD231PS  Y13, Y12, Y9
+	VCVTPH2PS    160(R12), Y13
+	VFMADD231PS  Y13, Y12, Y10
+	VCVTPH2PS    176(R12), Y13
+	VFMADD231PS  Y13, Y12, Y11
+	ADDQ         DI, R12
+	DECQ         R9
+	JNZ          pf_skip_274
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_274
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         248(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_145
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_145
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_145
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_145
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_145
+	PREFETCHT1   1024(R8)
+
+pf_row_145:
+	ADDQ       stride+96(FP), R8
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_274
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_274
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       248(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_146
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_146
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_146
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_146
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_146
+	PREFETCHT1 1024(R8)
+
+pf_row_146:
+	ADDQ stride+96(FP), R8
+
+pf_skip_274:
+	ADDQ $0x08, R11
+	SUBQ $0x02, R13
+	JMP  pv_pair_94
+
 pv_single_94:
 	TESTQ        R13, R13
 	JZ           pv_merge_94
@@ -46013,29 +46945,29 @@ pv_single_94:
 	VCVTPH2PS    176(R12), Y13
 	VFMADD231PS  Y13, Y12, Y11
 	DECQ         R9
-	JNZ          pf_skip_267
+	JNZ          pf_skip_275
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_267
+	JAE          pf_skip_275
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_141
+	JBE          pf_row_147
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_141
+	JBE          pf_row_147
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_141
+	JBE          pf_row_147
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_141
+	JBE          pf_row_147
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -46045,34 +46977,34 @@ pv_single_94:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_141
+	JBE          pf_row_147
 	PREFETCHT1   1024(R8)
 
-pf_row_141:
+pf_row_147:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_267
+	JAE        pf_skip_275
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_267
+	JAE        pf_skip_275
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_142
+	JBE        pf_row_148
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_142
+	JBE        pf_row_148
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_142
+	JBE        pf_row_148
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_142
+	JBE        pf_row_148
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -46082,13 +47014,13 @@ pf_row_141:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_142
+	JBE        pf_row_148
 	PREFETCHT1 1024(R8)
 
-pf_row_142:
+pf_row_148:
 	ADDQ stride+96(FP), R8
 
-pf_skip_267:
+pf_skip_275:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -46130,6 +47062,126 @@ pv_block_95:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
+pv_pair_95:
+	CMPQ         R13, $0x02
+	JL           pv_single_95
+	VBROADCASTSS (R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R12), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R12), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         DI, R12
+	VBROADCASTSS 4(R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R12), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R12), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         DI, R12
+	DECQ         R9
+	JNZ          pf_skip_276
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_276
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         248(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_149
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_149
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_149
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_149
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_149
+	PREFETCHT1   1024(R8)
+
+pf_row_149:
+	ADDQ       stride+96(FP), R8
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_276
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_276
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       248(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_150
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_150
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_150
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_150
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_150
+	PREFETCHT1 1024(R8)
+
+pf_row_150:
+	ADDQ stride+96(FP), R8
+
+pf_skip_276:
+	ADDQ $0x08, R11
+	SUBQ $0x02, R13
+	JMP  pv_pair_95
+
 pv_single_95:
 	TESTQ        R13, R13
 	JZ           pv_merge_95
@@ -46151,29 +47203,29 @@ pv_single_95:
 	VCVTPH2PS    112(R12), Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_268
+	JNZ          pf_skip_277
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_268
+	JAE          pf_skip_277
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_143
+	JBE          pf_row_151
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_143
+	JBE          pf_row_151
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_143
+	JBE          pf_row_151
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_143
+	JBE          pf_row_151
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -46183,34 +47235,34 @@ pv_single_95:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_143
+	JBE          pf_row_151
 	PREFETCHT1   1024(R8)
 
-pf_row_143:
+pf_row_151:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_268
+	JAE        pf_skip_277
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_268
+	JAE        pf_skip_277
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_144
+	JBE        pf_row_152
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_144
+	JBE        pf_row_152
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_144
+	JBE        pf_row_152
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_144
+	JBE        pf_row_152
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -46220,13 +47272,13 @@ pf_row_143:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_144
+	JBE        pf_row_152
 	PREFETCHT1 1024(R8)
 
-pf_row_144:
+pf_row_152:
 	ADDQ stride+96(FP), R8
 
-pf_skip_268:
+pf_skip_277:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -46286,29 +47338,29 @@ pv_pair_96:
 	VCVTPH2PS    48(R12)(DI*1), Y8
 	VFMADD231PS  Y8, Y9, Y7
 	DECQ         R9
-	JNZ          pf_skip_269
+	JNZ          pf_skip_278
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_269
+	JAE          pf_skip_278
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_145
+	JBE          pf_row_153
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_145
+	JBE          pf_row_153
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_145
+	JBE          pf_row_153
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_145
+	JBE          pf_row_153
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -46318,34 +47370,34 @@ pv_pair_96:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_145
+	JBE          pf_row_153
 	PREFETCHT1   1024(R8)
 
-pf_row_145:
+pf_row_153:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_269
+	JAE        pf_skip_278
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_269
+	JAE        pf_skip_278
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_146
+	JBE        pf_row_154
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_146
+	JBE        pf_row_154
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_146
+	JBE        pf_row_154
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_146
+	JBE        pf_row_154
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -46355,13 +47407,13 @@ pf_row_145:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_146
+	JBE        pf_row_154
 	PREFETCHT1 1024(R8)
 
-pf_row_146:
+pf_row_154:
 	ADDQ stride+96(FP), R8
 
-pf_skip_269:
+pf_skip_278:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -46381,29 +47433,29 @@ pv_single_96:
 	VCVTPH2PS    48(R12), Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_270
+	JNZ          pf_skip_279
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_270
+	JAE          pf_skip_279
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_147
+	JBE          pf_row_155
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_147
+	JBE          pf_row_155
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_147
+	JBE          pf_row_155
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_147
+	JBE          pf_row_155
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -46413,34 +47465,34 @@ pv_single_96:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_147
+	JBE          pf_row_155
 	PREFETCHT1   1024(R8)
 
-pf_row_147:
+pf_row_155:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_270
+	JAE        pf_skip_279
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_270
+	JAE        pf_skip_279
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_148
+	JBE        pf_row_156
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_148
+	JBE        pf_row_156
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_148
+	JBE        pf_row_156
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_148
+	JBE        pf_row_156
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -46450,13 +47502,13 @@ pf_row_147:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_148
+	JBE        pf_row_156
 	PREFETCHT1 1024(R8)
 
-pf_row_148:
+pf_row_156:
 	ADDQ stride+96(FP), R8
 
-pf_skip_270:
+pf_skip_279:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -46504,29 +47556,29 @@ pv_pair_97:
 	VCVTPH2PS    16(R12)(DI*1), Y4
 	VFMADD231PS  Y4, Y5, Y3
 	DECQ         R9
-	JNZ          pf_skip_271
+	JNZ          pf_skip_280
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_271
+	JAE          pf_skip_280
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_149
+	JBE          pf_row_157
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_149
+	JBE          pf_row_157
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_149
+	JBE          pf_row_157
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_149
+	JBE          pf_row_157
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -46536,34 +47588,34 @@ pv_pair_97:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_149
+	JBE          pf_row_157
 	PREFETCHT1   1024(R8)
 
-pf_row_149:
+pf_row_157:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_271
+	JAE        pf_skip_280
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_271
+	JAE        pf_skip_280
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_150
+	JBE        pf_row_158
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_150
+	JBE        pf_row_158
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_150
+	JBE        pf_row_158
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_150
+	JBE        pf_row_158
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -46573,13 +47625,13 @@ pf_row_149:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_150
+	JBE        pf_row_158
 	PREFETCHT1 1024(R8)
 
-pf_row_150:
+pf_row_158:
 	ADDQ stride+96(FP), R8
 
-pf_skip_271:
+pf_skip_280:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -46595,29 +47647,29 @@ pv_single_97:
 	VCVTPH2PS    16(R12), Y5
 	VFMADD231PS  Y5, Y4, Y2
 	DECQ         R9
-	JNZ          pf_skip_272
+	JNZ          pf_skip_281
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_272
+	JAE          pf_skip_281
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_151
+	JBE          pf_row_159
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_151
+	JBE          pf_row_159
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_151
+	JBE          pf_row_159
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_151
+	JBE          pf_row_159
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -46627,34 +47679,34 @@ pv_single_97:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_151
+	JBE          pf_row_159
 	PREFETCHT1   1024(R8)
 
-pf_row_151:
+pf_row_159:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_272
+	JAE        pf_skip_281
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_272
+	JAE        pf_skip_281
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_152
+	JBE        pf_row_160
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_152
+	JBE        pf_row_160
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_152
+	JBE        pf_row_160
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_152
+	JBE        pf_row_160
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -46664,13 +47716,13 @@ pf_row_151:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_152
+	JBE        pf_row_160
 	PREFETCHT1 1024(R8)
 
-pf_row_152:
+pf_row_160:
 	ADDQ stride+96(FP), R8
 
-pf_skip_272:
+pf_skip_281:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -46708,29 +47760,29 @@ pv_pair_98:
 	VCVTPH2PS    (R12)(DI*1), Y2
 	VFMADD231PS  Y2, Y3, Y1
 	DECQ         R9
-	JNZ          pf_skip_273
+	JNZ          pf_skip_282
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_273
+	JAE          pf_skip_282
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_153
+	JBE          pf_row_161
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_153
+	JBE          pf_row_161
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_153
+	JBE          pf_row_161
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_153
+	JBE          pf_row_161
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -46740,34 +47792,34 @@ pv_pair_98:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_153
+	JBE          pf_row_161
 	PREFETCHT1   1024(R8)
 
-pf_row_153:
+pf_row_161:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_273
+	JAE        pf_skip_282
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_273
+	JAE        pf_skip_282
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_154
+	JBE        pf_row_162
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_154
+	JBE        pf_row_162
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_154
+	JBE        pf_row_162
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_154
+	JBE        pf_row_162
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -46777,13 +47829,13 @@ pf_row_153:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_154
+	JBE        pf_row_162
 	PREFETCHT1 1024(R8)
 
-pf_row_154:
+pf_row_162:
 	ADDQ stride+96(FP), R8
 
-pf_skip_273:
+pf_skip_282:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -46797,29 +47849,29 @@ pv_single_98:
 	VCVTPH2PS    (R12), Y3
 	VFMADD231PS  Y3, Y2, Y0
 	DECQ         R9
-	JNZ          pf_skip_274
+	JNZ          pf_skip_283
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_274
+	JAE          pf_skip_283
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_155
+	JBE          pf_row_163
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_155
+	JBE          pf_row_163
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_155
+	JBE          pf_row_163
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_155
+	JBE          pf_row_163
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -46829,34 +47881,34 @@ pv_single_98:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_155
+	JBE          pf_row_163
 	PREFETCHT1   1024(R8)
 
-pf_row_155:
+pf_row_163:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_274
+	JAE        pf_skip_283
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_274
+	JAE        pf_skip_283
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_156
+	JBE        pf_row_164
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_156
+	JBE        pf_row_164
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_156
+	JBE        pf_row_164
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_156
+	JBE        pf_row_164
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -46866,13 +47918,13 @@ pf_row_155:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_156
+	JBE        pf_row_164
 	PREFETCHT1 1024(R8)
 
-pf_row_156:
+pf_row_164:
 	ADDQ stride+96(FP), R8
 
-pf_skip_274:
+pf_skip_283:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -47150,26 +48202,26 @@ scoresw_chunk2_5:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_275
+	JAE         pf_skip_284
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_157
+	JBE         pf_row_165
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_157
+	JBE         pf_row_165
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_157
+	JBE         pf_row_165
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_157
+	JBE         pf_row_165
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -47179,34 +48231,34 @@ scoresw_chunk2_5:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_157
+	JBE         pf_row_165
 	PREFETCHT1  1024(R9)
 
-pf_row_157:
+pf_row_165:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_275
+	JAE        pf_skip_284
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_275
+	JAE        pf_skip_284
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_158
+	JBE        pf_row_166
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_158
+	JBE        pf_row_166
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_158
+	JBE        pf_row_166
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_158
+	JBE        pf_row_166
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -47216,13 +48268,13 @@ pf_row_157:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_158
+	JBE        pf_row_166
 	PREFETCHT1 1024(R9)
 
-pf_row_158:
+pf_row_166:
 	ADDQ stride+96(FP), R9
 
-pf_skip_275:
+pf_skip_284:
 	VCVTPH2PS   32(CX), Z26
 	VCVTPH2PS   32(CX)(R8*1), Z27
 	VMOVUPS     64(DX), Z28
@@ -47250,26 +48302,26 @@ pf_skip_275:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_276
+	JAE         pf_skip_285
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_159
+	JBE         pf_row_167
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_159
+	JBE         pf_row_167
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_159
+	JBE         pf_row_167
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_159
+	JBE         pf_row_167
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -47279,34 +48331,34 @@ pf_skip_275:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_159
+	JBE         pf_row_167
 	PREFETCHT1  1024(R9)
 
-pf_row_159:
+pf_row_167:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_276
+	JAE        pf_skip_285
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_276
+	JAE        pf_skip_285
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_160
+	JBE        pf_row_168
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_160
+	JBE        pf_row_168
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_160
+	JBE        pf_row_168
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_160
+	JBE        pf_row_168
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -47316,13 +48368,13 @@ pf_row_159:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_160
+	JBE        pf_row_168
 	PREFETCHT1 1024(R9)
 
-pf_row_160:
+pf_row_168:
 	ADDQ stride+96(FP), R9
 
-pf_skip_276:
+pf_skip_285:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000080, DX
 	ADDQ $0x00000080, SI
@@ -47359,26 +48411,26 @@ scoresw_odd_5:
 	VFMADD231PS Z26, Z28, Z24
 	VFMADD231PS Z27, Z28, Z25
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_277
+	JAE         pf_skip_286
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_161
+	JBE         pf_row_169
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_161
+	JBE         pf_row_169
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_161
+	JBE         pf_row_169
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_161
+	JBE         pf_row_169
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -47388,34 +48440,34 @@ scoresw_odd_5:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_161
+	JBE         pf_row_169
 	PREFETCHT1  1024(R9)
 
-pf_row_161:
+pf_row_169:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_277
+	JAE        pf_skip_286
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_277
+	JAE        pf_skip_286
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_162
+	JBE        pf_row_170
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_162
+	JBE        pf_row_170
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_162
+	JBE        pf_row_170
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_162
+	JBE        pf_row_170
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -47425,13 +48477,13 @@ pf_row_161:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_162
+	JBE        pf_row_170
 	PREFETCHT1 1024(R9)
 
-pf_row_162:
+pf_row_170:
 	ADDQ stride+96(FP), R9
 
-pf_skip_277:
+pf_skip_286:
 scoresw_chunks_5:
 	VBROADCASTSS scale+64(FP), Y26
 	MOVQ         136(SP), CX
@@ -47851,26 +48903,26 @@ scores4_chunk2_11:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_278
+	JAE         pf_skip_287
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_163
+	JBE         pf_row_171
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_163
+	JBE         pf_row_171
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_163
+	JBE         pf_row_171
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_163
+	JBE         pf_row_171
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -47880,34 +48932,34 @@ scores4_chunk2_11:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_163
+	JBE         pf_row_171
 	PREFETCHT1  1024(R9)
 
-pf_row_163:
+pf_row_171:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_278
+	JAE        pf_skip_287
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_278
+	JAE        pf_skip_287
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_164
+	JBE        pf_row_172
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_164
+	JBE        pf_row_172
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_164
+	JBE        pf_row_172
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_164
+	JBE        pf_row_172
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -47917,13 +48969,13 @@ pf_row_163:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_164
+	JBE        pf_row_172
 	PREFETCHT1 1024(R9)
 
-pf_row_164:
+pf_row_172:
 	ADDQ stride+96(FP), R9
 
-pf_skip_278:
+pf_skip_287:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -47949,26 +49001,26 @@ pf_skip_278:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_279
+	JAE         pf_skip_288
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_165
+	JBE         pf_row_173
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_165
+	JBE         pf_row_173
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_165
+	JBE         pf_row_173
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_165
+	JBE         pf_row_173
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -47978,34 +49030,34 @@ pf_skip_278:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_165
+	JBE         pf_row_173
 	PREFETCHT1  1024(R9)
 
-pf_row_165:
+pf_row_173:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_279
+	JAE        pf_skip_288
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_279
+	JAE        pf_skip_288
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_166
+	JBE        pf_row_174
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_166
+	JBE        pf_row_174
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_166
+	JBE        pf_row_174
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_166
+	JBE        pf_row_174
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -48015,13 +49067,13 @@ pf_row_165:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_166
+	JBE        pf_row_174
 	PREFETCHT1 1024(R9)
 
-pf_row_166:
+pf_row_174:
 	ADDQ stride+96(FP), R9
 
-pf_skip_279:
+pf_skip_288:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_11
@@ -48054,26 +49106,26 @@ scores4_odd_11:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_280
+	JAE         pf_skip_289
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_167
+	JBE         pf_row_175
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_167
+	JBE         pf_row_175
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_167
+	JBE         pf_row_175
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_167
+	JBE         pf_row_175
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -48083,34 +49135,34 @@ scores4_odd_11:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_167
+	JBE         pf_row_175
 	PREFETCHT1  1024(R9)
 
-pf_row_167:
+pf_row_175:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_280
+	JAE        pf_skip_289
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_280
+	JAE        pf_skip_289
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_168
+	JBE        pf_row_176
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_168
+	JBE        pf_row_176
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_168
+	JBE        pf_row_176
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_168
+	JBE        pf_row_176
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -48120,13 +49172,13 @@ pf_row_167:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_168
+	JBE        pf_row_176
 	PREFETCHT1 1024(R9)
 
-pf_row_168:
+pf_row_176:
 	ADDQ stride+96(FP), R9
 
-pf_skip_280:
+pf_skip_289:
 scores4_chunks_11:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -48450,26 +49502,26 @@ scores4_chunk2_12:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_281
+	JAE         pf_skip_290
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_169
+	JBE         pf_row_177
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_169
+	JBE         pf_row_177
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_169
+	JBE         pf_row_177
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_169
+	JBE         pf_row_177
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -48479,34 +49531,34 @@ scores4_chunk2_12:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_169
+	JBE         pf_row_177
 	PREFETCHT1  1024(R9)
 
-pf_row_169:
+pf_row_177:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_281
+	JAE        pf_skip_290
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_281
+	JAE        pf_skip_290
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_170
+	JBE        pf_row_178
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_170
+	JBE        pf_row_178
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_170
+	JBE        pf_row_178
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_170
+	JBE        pf_row_178
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -48516,13 +49568,13 @@ pf_row_169:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_170
+	JBE        pf_row_178
 	PREFETCHT1 1024(R9)
 
-pf_row_170:
+pf_row_178:
 	ADDQ stride+96(FP), R9
 
-pf_skip_281:
+pf_skip_290:
 	VMOVUPS     64(DX)(CX*2), Z22
 	VMOVUPS     64(BX)(CX*2), Z23
 	VMOVUPS     64(SI)(CX*2), Z24
@@ -48548,26 +49600,26 @@ pf_skip_281:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_282
+	JAE         pf_skip_291
 	MOVQ        R9, R10
 	ANDQ        $0x0000003f, R10
 	ADDQ        232(SP), R10
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        R10, $0x00000080
-	JBE         pf_row_171
+	JBE         pf_row_179
 	PREFETCHT1  128(R9)
 	CMPQ        R10, $0x000000c0
-	JBE         pf_row_171
+	JBE         pf_row_179
 	PREFETCHT1  192(R9)
 	CMPQ        R10, $0x00000100
-	JBE         pf_row_171
+	JBE         pf_row_179
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        R10, $0x00000200
-	JBE         pf_row_171
+	JBE         pf_row_179
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -48577,34 +49629,34 @@ pf_skip_281:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        R10, $0x00000400
-	JBE         pf_row_171
+	JBE         pf_row_179
 	PREFETCHT1  1024(R9)
 
-pf_row_171:
+pf_row_179:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_282
+	JAE        pf_skip_291
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_282
+	JAE        pf_skip_291
 	MOVQ       R9, R10
 	ANDQ       $0x0000003f, R10
 	ADDQ       232(SP), R10
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R10, $0x00000080
-	JBE        pf_row_172
+	JBE        pf_row_180
 	PREFETCHT1 128(R9)
 	CMPQ       R10, $0x000000c0
-	JBE        pf_row_172
+	JBE        pf_row_180
 	PREFETCHT1 192(R9)
 	CMPQ       R10, $0x00000100
-	JBE        pf_row_172
+	JBE        pf_row_180
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R10, $0x00000200
-	JBE        pf_row_172
+	JBE        pf_row_180
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -48614,13 +49666,13 @@ pf_row_171:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R10, $0x00000400
-	JBE        pf_row_172
+	JBE        pf_row_180
 	PREFETCHT1 1024(R9)
 
-pf_row_172:
+pf_row_180:
 	ADDQ stride+96(FP), R9
 
-pf_skip_282:
+pf_skip_291:
 	ADDQ $0x00000040, CX
 	CMPQ CX, 48(SP)
 	JB   scores4_chunk2_12
@@ -48653,26 +49705,26 @@ scores4_odd_12:
 	VFMADD231PS Z26, Z24, Z17
 	VFMADD231PS Z26, Z25, Z21
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_283
+	JAE         pf_skip_292
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_173
+	JBE         pf_row_181
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_173
+	JBE         pf_row_181
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_173
+	JBE         pf_row_181
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_173
+	JBE         pf_row_181
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -48682,34 +49734,34 @@ scores4_odd_12:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_173
+	JBE         pf_row_181
 	PREFETCHT1  1024(R9)
 
-pf_row_173:
+pf_row_181:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_283
+	JAE        pf_skip_292
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_283
+	JAE        pf_skip_292
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_174
+	JBE        pf_row_182
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_174
+	JBE        pf_row_182
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_174
+	JBE        pf_row_182
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_174
+	JBE        pf_row_182
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -48719,13 +49771,13 @@ pf_row_173:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_174
+	JBE        pf_row_182
 	PREFETCHT1 1024(R9)
 
-pf_row_174:
+pf_row_182:
 	ADDQ stride+96(FP), R9
 
-pf_skip_283:
+pf_skip_292:
 scores4_chunks_12:
 	VBROADCASTSS scale+64(FP), Y22
 	VSHUFF32X4   $0x44, Z7, Z6, Z23
@@ -49035,26 +50087,26 @@ scores2_8_chunk2_4:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_284
+	JAE         pf_skip_293
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_175
+	JBE         pf_row_183
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_175
+	JBE         pf_row_183
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_175
+	JBE         pf_row_183
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_175
+	JBE         pf_row_183
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -49064,34 +50116,34 @@ scores2_8_chunk2_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_175
+	JBE         pf_row_183
 	PREFETCHT1  1024(R9)
 
-pf_row_175:
+pf_row_183:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_284
+	JAE        pf_skip_293
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_284
+	JAE        pf_skip_293
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_176
+	JBE        pf_row_184
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_176
+	JBE        pf_row_184
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_176
+	JBE        pf_row_184
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_176
+	JBE        pf_row_184
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -49101,13 +50153,13 @@ pf_row_175:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_176
+	JBE        pf_row_184
 	PREFETCHT1 1024(R9)
 
-pf_row_176:
+pf_row_184:
 	ADDQ stride+96(FP), R9
 
-pf_skip_284:
+pf_skip_293:
 	VMOVUPS     64(DX)(CX*2), Z20
 	VMOVUPS     64(BX)(CX*2), Z21
 	VCVTPH2PS   32(CX), Z22
@@ -49135,26 +50187,26 @@ pf_skip_284:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_285
+	JAE         pf_skip_294
 	MOVQ        R9, DI
 	ANDQ        $0x0000003f, DI
 	ADDQ        232(SP), DI
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        DI, $0x00000080
-	JBE         pf_row_177
+	JBE         pf_row_185
 	PREFETCHT1  128(R9)
 	CMPQ        DI, $0x000000c0
-	JBE         pf_row_177
+	JBE         pf_row_185
 	PREFETCHT1  192(R9)
 	CMPQ        DI, $0x00000100
-	JBE         pf_row_177
+	JBE         pf_row_185
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        DI, $0x00000200
-	JBE         pf_row_177
+	JBE         pf_row_185
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -49164,34 +50216,34 @@ pf_skip_284:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        DI, $0x00000400
-	JBE         pf_row_177
+	JBE         pf_row_185
 	PREFETCHT1  1024(R9)
 
-pf_row_177:
+pf_row_185:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_285
+	JAE        pf_skip_294
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_285
+	JAE        pf_skip_294
 	MOVQ       R9, DI
 	ANDQ       $0x0000003f, DI
 	ADDQ       232(SP), DI
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       DI, $0x00000080
-	JBE        pf_row_178
+	JBE        pf_row_186
 	PREFETCHT1 128(R9)
 	CMPQ       DI, $0x000000c0
-	JBE        pf_row_178
+	JBE        pf_row_186
 	PREFETCHT1 192(R9)
 	CMPQ       DI, $0x00000100
-	JBE        pf_row_178
+	JBE        pf_row_186
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       DI, $0x00000200
-	JBE        pf_row_178
+	JBE        pf_row_186
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -49201,13 +50253,13 @@ pf_row_177:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       DI, $0x00000400
-	JBE        pf_row_178
+	JBE        pf_row_186
 	PREFETCHT1 1024(R9)
 
-pf_row_178:
+pf_row_186:
 	ADDQ stride+96(FP), R9
 
-pf_skip_285:
+pf_skip_294:
 	ADDQ $0x00000040, CX
 	ADDQ $0x00000040, SI
 	CMPQ CX, 48(SP)
@@ -49243,26 +50295,26 @@ scores2_8_odd_4:
 	VFMADD231PS Z22, Z20, Z11
 	VFMADD231PS Z22, Z21, Z19
 	CMPQ        R9, 208(SP)
-	JAE         pf_skip_286
+	JAE         pf_skip_295
 	MOVQ        R9, CX
 	ANDQ        $0x0000003f, CX
 	ADDQ        232(SP), CX
 	PREFETCHT1  (R9)
 	PREFETCHT1  64(R9)
 	CMPQ        CX, $0x00000080
-	JBE         pf_row_179
+	JBE         pf_row_187
 	PREFETCHT1  128(R9)
 	CMPQ        CX, $0x000000c0
-	JBE         pf_row_179
+	JBE         pf_row_187
 	PREFETCHT1  192(R9)
 	CMPQ        CX, $0x00000100
-	JBE         pf_row_179
+	JBE         pf_row_187
 	PREFETCHT1  256(R9)
 	PREFETCHT1  320(R9)
 	PREFETCHT1  384(R9)
 	PREFETCHT1  448(R9)
 	CMPQ        CX, $0x00000200
-	JBE         pf_row_179
+	JBE         pf_row_187
 	PREFETCHT1  512(R9)
 	PREFETCHT1  576(R9)
 	PREFETCHT1  640(R9)
@@ -49272,34 +50324,34 @@ scores2_8_odd_4:
 	PREFETCHT1  896(R9)
 	PREFETCHT1  960(R9)
 	CMPQ        CX, $0x00000400
-	JBE         pf_row_179
+	JBE         pf_row_187
 	PREFETCHT1  1024(R9)
 
-pf_row_179:
+pf_row_187:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_286
+	JAE        pf_skip_295
 	CMPQ       R9, 208(SP)
-	JAE        pf_skip_286
+	JAE        pf_skip_295
 	MOVQ       R9, CX
 	ANDQ       $0x0000003f, CX
 	ADDQ       232(SP), CX
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       CX, $0x00000080
-	JBE        pf_row_180
+	JBE        pf_row_188
 	PREFETCHT1 128(R9)
 	CMPQ       CX, $0x000000c0
-	JBE        pf_row_180
+	JBE        pf_row_188
 	PREFETCHT1 192(R9)
 	CMPQ       CX, $0x00000100
-	JBE        pf_row_180
+	JBE        pf_row_188
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       CX, $0x00000200
-	JBE        pf_row_180
+	JBE        pf_row_188
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -49309,13 +50361,13 @@ pf_row_179:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       CX, $0x00000400
-	JBE        pf_row_180
+	JBE        pf_row_188
 	PREFETCHT1 1024(R9)
 
-pf_row_180:
+pf_row_188:
 	ADDQ stride+96(FP), R9
 
-pf_skip_286:
+pf_skip_295:
 scores2_8_chunks_4:
 	VSHUFF32X4   $0x44, Z5, Z4, Z20
 	VSHUFF32X4   $0xee, Z5, Z4, Z4
@@ -49542,26 +50594,26 @@ scores_by8_24:
 	VCVTPH2PS   224(R9), Z18
 	VFMADD231PS Z18, Z17, Z2
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_287
+	JAE         pf_skip_296
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_181
+	JBE         pf_row_189
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_181
+	JBE         pf_row_189
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_181
+	JBE         pf_row_189
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_181
+	JBE         pf_row_189
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -49571,34 +50623,34 @@ scores_by8_24:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_181
+	JBE         pf_row_189
 	PREFETCHT1  1024(DI)
 
-pf_row_181:
+pf_row_189:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_287
+	JAE        pf_skip_296
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_287
+	JAE        pf_skip_296
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_182
+	JBE        pf_row_190
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_182
+	JBE        pf_row_190
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_182
+	JBE        pf_row_190
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_182
+	JBE        pf_row_190
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -49608,13 +50660,13 @@ pf_row_181:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_182
+	JBE        pf_row_190
 	PREFETCHT1 1024(DI)
 
-pf_row_182:
+pf_row_190:
 	ADDQ stride+96(FP), DI
 
-pf_skip_287:
+pf_skip_296:
 	VCVTPH2PS   (R9)(SI*1), Z18
 	VFMADD231PS Z18, Z10, Z3
 	VCVTPH2PS   32(R9)(SI*1), Z18
@@ -49632,26 +50684,26 @@ pf_skip_287:
 	VCVTPH2PS   224(R9)(SI*1), Z18
 	VFMADD231PS Z18, Z17, Z3
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_288
+	JAE         pf_skip_297
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_183
+	JBE         pf_row_191
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_183
+	JBE         pf_row_191
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_183
+	JBE         pf_row_191
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_183
+	JBE         pf_row_191
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -49661,34 +50713,34 @@ pf_skip_287:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_183
+	JBE         pf_row_191
 	PREFETCHT1  1024(DI)
 
-pf_row_183:
+pf_row_191:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_288
+	JAE        pf_skip_297
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_288
+	JAE        pf_skip_297
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_184
+	JBE        pf_row_192
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_184
+	JBE        pf_row_192
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_184
+	JBE        pf_row_192
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_184
+	JBE        pf_row_192
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -49698,13 +50750,13 @@ pf_row_183:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_184
+	JBE        pf_row_192
 	PREFETCHT1 1024(DI)
 
-pf_row_184:
+pf_row_192:
 	ADDQ stride+96(FP), DI
 
-pf_skip_288:
+pf_skip_297:
 	VCVTPH2PS   (R9)(SI*2), Z18
 	VFMADD231PS Z18, Z10, Z4
 	VCVTPH2PS   32(R9)(SI*2), Z18
@@ -49722,26 +50774,26 @@ pf_skip_288:
 	VCVTPH2PS   224(R9)(SI*2), Z18
 	VFMADD231PS Z18, Z17, Z4
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_289
+	JAE         pf_skip_298
 	MOVQ        DI, R11
 	ANDQ        $0x0000003f, R11
 	ADDQ        232(SP), R11
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R11, $0x00000080
-	JBE         pf_row_185
+	JBE         pf_row_193
 	PREFETCHT1  128(DI)
 	CMPQ        R11, $0x000000c0
-	JBE         pf_row_185
+	JBE         pf_row_193
 	PREFETCHT1  192(DI)
 	CMPQ        R11, $0x00000100
-	JBE         pf_row_185
+	JBE         pf_row_193
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R11, $0x00000200
-	JBE         pf_row_185
+	JBE         pf_row_193
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -49751,34 +50803,34 @@ pf_skip_288:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R11, $0x00000400
-	JBE         pf_row_185
+	JBE         pf_row_193
 	PREFETCHT1  1024(DI)
 
-pf_row_185:
+pf_row_193:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_289
+	JAE        pf_skip_298
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_289
+	JAE        pf_skip_298
 	MOVQ       DI, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_186
+	JBE        pf_row_194
 	PREFETCHT1 128(DI)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_186
+	JBE        pf_row_194
 	PREFETCHT1 192(DI)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_186
+	JBE        pf_row_194
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_186
+	JBE        pf_row_194
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -49788,13 +50840,13 @@ pf_row_185:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_186
+	JBE        pf_row_194
 	PREFETCHT1 1024(DI)
 
-pf_row_186:
+pf_row_194:
 	ADDQ stride+96(FP), DI
 
-pf_skip_289:
+pf_skip_298:
 	VCVTPH2PS   (R9)(R8*1), Z18
 	VFMADD231PS Z18, Z10, Z5
 	VCVTPH2PS   32(R9)(R8*1), Z18
@@ -49812,367 +50864,7 @@ pf_skip_289:
 	VCVTPH2PS   224(R9)(R8*1), Z18
 	VFMADD231PS Z18, Z17, Z5
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_290
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_187
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_187
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_187
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_187
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_187
-	PREFETCHT1  1024(DI)
-
-pf_row_187:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_290
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_290
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_188
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_188
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_188
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_188
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_188
-	PREFETCHT1 1024(DI)
-
-pf_row_188:
-	ADDQ stride+96(FP), DI
-
-pf_skip_290:
-	VCVTPH2PS   (R10), Z18
-	VFMADD231PS Z18, Z10, Z6
-	VCVTPH2PS   32(R10), Z18
-	VFMADD231PS Z18, Z11, Z6
-	VCVTPH2PS   64(R10), Z18
-	VFMADD231PS Z18, Z12, Z6
-	VCVTPH2PS   96(R10), Z18
-	VFMADD231PS Z18, Z13, Z6
-	VCVTPH2PS   128(R10), Z18
-	VFMADD231PS Z18, Z14, Z6
-	VCVTPH2PS   160(R10), Z18
-	VFMADD231PS Z18, Z15, Z6
-	VCVTPH2PS   192(R10), Z18
-	VFMADD231PS Z18, Z16, Z6
-	VCVTPH2PS   224(R10), Z18
-	VFMADD231PS Z18, Z17, Z6
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_291
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_189
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_189
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_189
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_189
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_189
-	PREFETCHT1  1024(DI)
-
-pf_row_189:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_291
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_291
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_190
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_190
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_190
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_190
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_190
-	PREFETCHT1 1024(DI)
-
-pf_row_190:
-	ADDQ stride+96(FP), DI
-
-pf_skip_291:
-	VCVTPH2PS   (R10)(SI*1), Z18
-	VFMADD231PS Z18, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z13, Z7
-	VCVTPH2PS   128(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z14, Z7
-	VCVTPH2PS   160(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z15, Z7
-	VCVTPH2PS   192(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z16, Z7
-	VCVTPH2PS   224(R10)(SI*1), Z18
-	VFMADD231PS Z18, Z17, Z7
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_292
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_191
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_191
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_191
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_191
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_191
-	PREFETCHT1  1024(DI)
-
-pf_row_191:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_292
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_292
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_192
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_192
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_192
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_192
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_192
-	PREFETCHT1 1024(DI)
-
-pf_row_192:
-	ADDQ stride+96(FP), DI
-
-pf_skip_292:
-	VCVTPH2PS   (R10)(SI*2), Z18
-	VFMADD231PS Z18, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z13, Z8
-	VCVTPH2PS   128(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z14, Z8
-	VCVTPH2PS   160(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z15, Z8
-	VCVTPH2PS   192(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z16, Z8
-	VCVTPH2PS   224(R10)(SI*2), Z18
-	VFMADD231PS Z18, Z17, Z8
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_293
-	MOVQ        DI, R9
-	ANDQ        $0x0000003f, R9
-	ADDQ        232(SP), R9
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	CMPQ        R9, $0x00000080
-	JBE         pf_row_193
-	PREFETCHT1  128(DI)
-	CMPQ        R9, $0x000000c0
-	JBE         pf_row_193
-	PREFETCHT1  192(DI)
-	CMPQ        R9, $0x00000100
-	JBE         pf_row_193
-	PREFETCHT1  256(DI)
-	PREFETCHT1  320(DI)
-	PREFETCHT1  384(DI)
-	PREFETCHT1  448(DI)
-	CMPQ        R9, $0x00000200
-	JBE         pf_row_193
-	PREFETCHT1  512(DI)
-	PREFETCHT1  576(DI)
-	PREFETCHT1  640(DI)
-	PREFETCHT1  704(DI)
-	PREFETCHT1  768(DI)
-	PREFETCHT1  832(DI)
-	PREFETCHT1  896(DI)
-	PREFETCHT1  960(DI)
-	CMPQ        R9, $0x00000400
-	JBE         pf_row_193
-	PREFETCHT1  1024(DI)
-
-pf_row_193:
-	ADDQ       stride+96(FP), DI
-	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_293
-	CMPQ       DI, 208(SP)
-	JAE        pf_skip_293
-	MOVQ       DI, R9
-	ANDQ       $0x0000003f, R9
-	ADDQ       232(SP), R9
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	CMPQ       R9, $0x00000080
-	JBE        pf_row_194
-	PREFETCHT1 128(DI)
-	CMPQ       R9, $0x000000c0
-	JBE        pf_row_194
-	PREFETCHT1 192(DI)
-	CMPQ       R9, $0x00000100
-	JBE        pf_row_194
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	PREFETCHT1 384(DI)
-	PREFETCHT1 448(DI)
-	CMPQ       R9, $0x00000200
-	JBE        pf_row_194
-	PREFETCHT1 512(DI)
-	PREFETCHT1 576(DI)
-	PREFETCHT1 640(DI)
-	PREFETCHT1 704(DI)
-	PREFETCHT1 768(DI)
-	PREFETCHT1 832(DI)
-	PREFETCHT1 896(DI)
-	PREFETCHT1 960(DI)
-	CMPQ       R9, $0x00000400
-	JBE        pf_row_194
-	PREFETCHT1 1024(DI)
-
-pf_row_194:
-	ADDQ stride+96(FP), DI
-
-pf_skip_293:
-	VCVTPH2PS   (R10)(R8*1), Z18
-	VFMADD231PS Z18, Z10, Z9
-	VCVTPH2PS   32(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z11, Z9
-	VCVTPH2PS   64(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z12, Z9
-	VCVTPH2PS   96(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z13, Z9
-	VCVTPH2PS   128(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z14, Z9
-	VCVTPH2PS   160(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z15, Z9
-	VCVTPH2PS   192(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z16, Z9
-	VCVTPH2PS   224(R10)(R8*1), Z10
-	VFMADD231PS Z10, Z17, Z9
-	CMPQ        DI, 208(SP)
-	JAE         pf_skip_294
+	JAE         pf_skip_299
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -50207,9 +50899,9 @@ pf_skip_293:
 pf_row_195:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_294
+	JAE        pf_skip_299
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_294
+	JAE        pf_skip_299
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -50244,52 +50936,43 @@ pf_row_195:
 pf_row_196:
 	ADDQ stride+96(FP), DI
 
-pf_skip_294:
-	JMP scores_reduce_24
-
-scores_seq_no_21:
-	CMPQ        232(SP), $0x00000080
-	JNE         scores_seq_no_22
-	VMOVUPS     (CX), Z10
-	VMOVUPS     64(CX), Z11
-	VMOVUPS     128(CX), Z12
-	VMOVUPS     192(CX), Z13
-	VCVTPH2PS   (R9), Z14
-	VFMADD231PS Z14, Z10, Z2
-	VCVTPH2PS   32(R9), Z14
-	VFMADD231PS Z14, Z11, Z2
-	VCVTPH2PS   64(R9), Z14
-	VFMADD231PS Z14, Z12, Z2
-	VCVTPH2PS   96(R9), Z14
-	VFMADD231PS Z14, Z13, Z2
-	VCVTPH2PS   (R9)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z3
-	VCVTPH2PS   32(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z3
-	VCVTPH2PS   64(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z3
-	VCVTPH2PS   96(R9)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z3
+pf_skip_299:
+	VCVTPH2PS   (R10), Z18
+	VFMADD231PS Z18, Z10, Z6
+	VCVTPH2PS   32(R10), Z18
+	VFMADD231PS Z18, Z11, Z6
+	VCVTPH2PS   64(R10), Z18
+	VFMADD231PS Z18, Z12, Z6
+	VCVTPH2PS   96(R10), Z18
+	VFMADD231PS Z18, Z13, Z6
+	VCVTPH2PS   128(R10), Z18
+	VFMADD231PS Z18, Z14, Z6
+	VCVTPH2PS   160(R10), Z18
+	VFMADD231PS Z18, Z15, Z6
+	VCVTPH2PS   192(R10), Z18
+	VFMADD231PS Z18, Z16, Z6
+	VCVTPH2PS   224(R10), Z18
+	VFMADD231PS Z18, Z17, Z6
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_295
-	MOVQ        DI, R11
-	ANDQ        $0x0000003f, R11
-	ADDQ        232(SP), R11
+	JAE         pf_skip_300
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
-	CMPQ        R11, $0x00000080
+	CMPQ        R9, $0x00000080
 	JBE         pf_row_197
 	PREFETCHT1  128(DI)
-	CMPQ        R11, $0x000000c0
+	CMPQ        R9, $0x000000c0
 	JBE         pf_row_197
 	PREFETCHT1  192(DI)
-	CMPQ        R11, $0x00000100
+	CMPQ        R9, $0x00000100
 	JBE         pf_row_197
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
-	CMPQ        R11, $0x00000200
+	CMPQ        R9, $0x00000200
 	JBE         pf_row_197
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
@@ -50299,34 +50982,34 @@ scores_seq_no_21:
 	PREFETCHT1  832(DI)
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
-	CMPQ        R11, $0x00000400
+	CMPQ        R9, $0x00000400
 	JBE         pf_row_197
 	PREFETCHT1  1024(DI)
 
 pf_row_197:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_295
+	JAE        pf_skip_300
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_295
-	MOVQ       DI, R11
-	ANDQ       $0x0000003f, R11
-	ADDQ       232(SP), R11
+	JAE        pf_skip_300
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
-	CMPQ       R11, $0x00000080
+	CMPQ       R9, $0x00000080
 	JBE        pf_row_198
 	PREFETCHT1 128(DI)
-	CMPQ       R11, $0x000000c0
+	CMPQ       R9, $0x000000c0
 	JBE        pf_row_198
 	PREFETCHT1 192(DI)
-	CMPQ       R11, $0x00000100
+	CMPQ       R9, $0x00000100
 	JBE        pf_row_198
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
-	CMPQ       R11, $0x00000200
+	CMPQ       R9, $0x00000200
 	JBE        pf_row_198
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
@@ -50336,32 +51019,32 @@ pf_row_197:
 	PREFETCHT1 832(DI)
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
-	CMPQ       R11, $0x00000400
+	CMPQ       R9, $0x00000400
 	JBE        pf_row_198
 	PREFETCHT1 1024(DI)
 
 pf_row_198:
 	ADDQ stride+96(FP), DI
 
-pf_skip_295:
-	VCVTPH2PS   (R9)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z4
-	VCVTPH2PS   32(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z4
-	VCVTPH2PS   64(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z4
-	VCVTPH2PS   96(R9)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z4
-	VCVTPH2PS   (R9)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z5
-	VCVTPH2PS   32(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z11, Z5
-	VCVTPH2PS   64(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z12, Z5
-	VCVTPH2PS   96(R9)(R8*1), Z14
-	VFMADD231PS Z14, Z13, Z5
+pf_skip_300:
+	VCVTPH2PS   (R10)(SI*1), Z18
+	VFMADD231PS Z18, Z10, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z11, Z7
+	VCVTPH2PS   64(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z12, Z7
+	VCVTPH2PS   96(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z13, Z7
+	VCVTPH2PS   128(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z14, Z7
+	VCVTPH2PS   160(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z15, Z7
+	VCVTPH2PS   192(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z16, Z7
+	VCVTPH2PS   224(R10)(SI*1), Z18
+	VFMADD231PS Z18, Z17, Z7
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_296
+	JAE         pf_skip_301
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -50396,9 +51079,9 @@ pf_skip_295:
 pf_row_199:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_296
+	JAE        pf_skip_301
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_296
+	JAE        pf_skip_301
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -50433,25 +51116,25 @@ pf_row_199:
 pf_row_200:
 	ADDQ stride+96(FP), DI
 
-pf_skip_296:
-	VCVTPH2PS   (R10), Z14
-	VFMADD231PS Z14, Z10, Z6
-	VCVTPH2PS   32(R10), Z14
-	VFMADD231PS Z14, Z11, Z6
-	VCVTPH2PS   64(R10), Z14
-	VFMADD231PS Z14, Z12, Z6
-	VCVTPH2PS   96(R10), Z14
-	VFMADD231PS Z14, Z13, Z6
-	VCVTPH2PS   (R10)(SI*1), Z14
-	VFMADD231PS Z14, Z10, Z7
-	VCVTPH2PS   32(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z11, Z7
-	VCVTPH2PS   64(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z12, Z7
-	VCVTPH2PS   96(R10)(SI*1), Z14
-	VFMADD231PS Z14, Z13, Z7
+pf_skip_301:
+	VCVTPH2PS   (R10)(SI*2), Z18
+	VFMADD231PS Z18, Z10, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z11, Z8
+	VCVTPH2PS   64(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z12, Z8
+	VCVTPH2PS   96(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z13, Z8
+	VCVTPH2PS   128(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z14, Z8
+	VCVTPH2PS   160(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z15, Z8
+	VCVTPH2PS   192(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z16, Z8
+	VCVTPH2PS   224(R10)(SI*2), Z18
+	VFMADD231PS Z18, Z17, Z8
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_297
+	JAE         pf_skip_302
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -50486,9 +51169,9 @@ pf_skip_296:
 pf_row_201:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_297
+	JAE        pf_skip_302
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_297
+	JAE        pf_skip_302
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -50523,25 +51206,25 @@ pf_row_201:
 pf_row_202:
 	ADDQ stride+96(FP), DI
 
-pf_skip_297:
-	VCVTPH2PS   (R10)(SI*2), Z14
-	VFMADD231PS Z14, Z10, Z8
-	VCVTPH2PS   32(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z11, Z8
-	VCVTPH2PS   64(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z12, Z8
-	VCVTPH2PS   96(R10)(SI*2), Z14
-	VFMADD231PS Z14, Z13, Z8
-	VCVTPH2PS   (R10)(R8*1), Z14
-	VFMADD231PS Z14, Z10, Z9
+pf_skip_302:
+	VCVTPH2PS   (R10)(R8*1), Z18
+	VFMADD231PS Z18, Z10, Z9
 	VCVTPH2PS   32(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z11, Z9
 	VCVTPH2PS   64(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z12, Z9
 	VCVTPH2PS   96(R10)(R8*1), Z10
 	VFMADD231PS Z10, Z13, Z9
+	VCVTPH2PS   128(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z14, Z9
+	VCVTPH2PS   160(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z15, Z9
+	VCVTPH2PS   192(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z16, Z9
+	VCVTPH2PS   224(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z17, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_298
+	JAE         pf_skip_303
 	MOVQ        DI, R9
 	ANDQ        $0x0000003f, R9
 	ADDQ        232(SP), R9
@@ -50576,9 +51259,9 @@ pf_skip_297:
 pf_row_203:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_298
+	JAE        pf_skip_303
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_298
+	JAE        pf_skip_303
 	MOVQ       DI, R9
 	ANDQ       $0x0000003f, R9
 	ADDQ       232(SP), R9
@@ -50613,7 +51296,376 @@ pf_row_203:
 pf_row_204:
 	ADDQ stride+96(FP), DI
 
-pf_skip_298:
+pf_skip_303:
+	JMP scores_reduce_24
+
+scores_seq_no_21:
+	CMPQ        232(SP), $0x00000080
+	JNE         scores_seq_no_22
+	VMOVUPS     (CX), Z10
+	VMOVUPS     64(CX), Z11
+	VMOVUPS     128(CX), Z12
+	VMOVUPS     192(CX), Z13
+	VCVTPH2PS   (R9), Z14
+	VFMADD231PS Z14, Z10, Z2
+	VCVTPH2PS   32(R9), Z14
+	VFMADD231PS Z14, Z11, Z2
+	VCVTPH2PS   64(R9), Z14
+	VFMADD231PS Z14, Z12, Z2
+	VCVTPH2PS   96(R9), Z14
+	VFMADD231PS Z14, Z13, Z2
+	VCVTPH2PS   (R9)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z3
+	VCVTPH2PS   32(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z3
+	VCVTPH2PS   64(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z3
+	VCVTPH2PS   96(R9)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z3
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_304
+	MOVQ        DI, R11
+	ANDQ        $0x0000003f, R11
+	ADDQ        232(SP), R11
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R11, $0x00000080
+	JBE         pf_row_205
+	PREFETCHT1  128(DI)
+	CMPQ        R11, $0x000000c0
+	JBE         pf_row_205
+	PREFETCHT1  192(DI)
+	CMPQ        R11, $0x00000100
+	JBE         pf_row_205
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R11, $0x00000200
+	JBE         pf_row_205
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R11, $0x00000400
+	JBE         pf_row_205
+	PREFETCHT1  1024(DI)
+
+pf_row_205:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_304
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_304
+	MOVQ       DI, R11
+	ANDQ       $0x0000003f, R11
+	ADDQ       232(SP), R11
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R11, $0x00000080
+	JBE        pf_row_206
+	PREFETCHT1 128(DI)
+	CMPQ       R11, $0x000000c0
+	JBE        pf_row_206
+	PREFETCHT1 192(DI)
+	CMPQ       R11, $0x00000100
+	JBE        pf_row_206
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R11, $0x00000200
+	JBE        pf_row_206
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R11, $0x00000400
+	JBE        pf_row_206
+	PREFETCHT1 1024(DI)
+
+pf_row_206:
+	ADDQ stride+96(FP), DI
+
+pf_skip_304:
+	VCVTPH2PS   (R9)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z4
+	VCVTPH2PS   32(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z4
+	VCVTPH2PS   64(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z4
+	VCVTPH2PS   96(R9)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z4
+	VCVTPH2PS   (R9)(R8*1), Z14
+	VFMADD231PS Z14, Z10, Z5
+	VCVTPH2PS   32(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z11, Z5
+	VCVTPH2PS   64(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z12, Z5
+	VCVTPH2PS   96(R9)(R8*1), Z14
+	VFMADD231PS Z14, Z13, Z5
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_305
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_207
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_207
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_207
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_207
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_207
+	PREFETCHT1  1024(DI)
+
+pf_row_207:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_305
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_305
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_208
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_208
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_208
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_208
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_208
+	PREFETCHT1 1024(DI)
+
+pf_row_208:
+	ADDQ stride+96(FP), DI
+
+pf_skip_305:
+	VCVTPH2PS   (R10), Z14
+	VFMADD231PS Z14, Z10, Z6
+	VCVTPH2PS   32(R10), Z14
+	VFMADD231PS Z14, Z11, Z6
+	VCVTPH2PS   64(R10), Z14
+	VFMADD231PS Z14, Z12, Z6
+	VCVTPH2PS   96(R10), Z14
+	VFMADD231PS Z14, Z13, Z6
+	VCVTPH2PS   (R10)(SI*1), Z14
+	VFMADD231PS Z14, Z10, Z7
+	VCVTPH2PS   32(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z11, Z7
+	VCVTPH2PS   64(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z12, Z7
+	VCVTPH2PS   96(R10)(SI*1), Z14
+	VFMADD231PS Z14, Z13, Z7
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_306
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_209
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_209
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_209
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_209
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_209
+	PREFETCHT1  1024(DI)
+
+pf_row_209:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_306
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_306
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_210
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_210
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_210
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_210
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_210
+	PREFETCHT1 1024(DI)
+
+pf_row_210:
+	ADDQ stride+96(FP), DI
+
+pf_skip_306:
+	VCVTPH2PS   (R10)(SI*2), Z14
+	VFMADD231PS Z14, Z10, Z8
+	VCVTPH2PS   32(R10)(SI*2), Z14
+	VFMADD231PS Z14, Z11, Z8
+	VCVTPH2PS   64(R10)(SI*2), Z14
+	VFMADD231PS Z14, Z12, Z8
+	VCVTPH2PS   96(R10)(SI*2), Z14
+	VFMADD231PS Z14, Z13, Z8
+	VCVTPH2PS   (R10)(R8*1), Z14
+	VFMADD231PS Z14, Z10, Z9
+	VCVTPH2PS   32(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z11, Z9
+	VCVTPH2PS   64(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z12, Z9
+	VCVTPH2PS   96(R10)(R8*1), Z10
+	VFMADD231PS Z10, Z13, Z9
+	CMPQ        DI, 208(SP)
+	JAE         pf_skip_307
+	MOVQ        DI, R9
+	ANDQ        $0x0000003f, R9
+	ADDQ        232(SP), R9
+	PREFETCHT1  (DI)
+	PREFETCHT1  64(DI)
+	CMPQ        R9, $0x00000080
+	JBE         pf_row_211
+	PREFETCHT1  128(DI)
+	CMPQ        R9, $0x000000c0
+	JBE         pf_row_211
+	PREFETCHT1  192(DI)
+	CMPQ        R9, $0x00000100
+	JBE         pf_row_211
+	PREFETCHT1  256(DI)
+	PREFETCHT1  320(DI)
+	PREFETCHT1  384(DI)
+	PREFETCHT1  448(DI)
+	CMPQ        R9, $0x00000200
+	JBE         pf_row_211
+	PREFETCHT1  512(DI)
+	PREFETCHT1  576(DI)
+	PREFETCHT1  640(DI)
+	PREFETCHT1  704(DI)
+	PREFETCHT1  768(DI)
+	PREFETCHT1  832(DI)
+	PREFETCHT1  896(DI)
+	PREFETCHT1  960(DI)
+	CMPQ        R9, $0x00000400
+	JBE         pf_row_211
+	PREFETCHT1  1024(DI)
+
+pf_row_211:
+	ADDQ       stride+96(FP), DI
+	CMPQ       232(SP), $0x00000100
+	JAE        pf_skip_307
+	CMPQ       DI, 208(SP)
+	JAE        pf_skip_307
+	MOVQ       DI, R9
+	ANDQ       $0x0000003f, R9
+	ADDQ       232(SP), R9
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	CMPQ       R9, $0x00000080
+	JBE        pf_row_212
+	PREFETCHT1 128(DI)
+	CMPQ       R9, $0x000000c0
+	JBE        pf_row_212
+	PREFETCHT1 192(DI)
+	CMPQ       R9, $0x00000100
+	JBE        pf_row_212
+	PREFETCHT1 256(DI)
+	PREFETCHT1 320(DI)
+	PREFETCHT1 384(DI)
+	PREFETCHT1 448(DI)
+	CMPQ       R9, $0x00000200
+	JBE        pf_row_212
+	PREFETCHT1 512(DI)
+	PREFETCHT1 576(DI)
+	PREFETCHT1 640(DI)
+	PREFETCHT1 704(DI)
+	PREFETCHT1 768(DI)
+	PREFETCHT1 832(DI)
+	PREFETCHT1 896(DI)
+	PREFETCHT1 960(DI)
+	CMPQ       R9, $0x00000400
+	JBE        pf_row_212
+	PREFETCHT1 1024(DI)
+
+pf_row_212:
+	ADDQ stride+96(FP), DI
+
+pf_skip_307:
 	JMP scores_reduce_24
 
 scores_seq_no_22:
@@ -50639,26 +51691,26 @@ scores_pairs_27:
 	VCVTPH2PS   (R10)(R8*1), Z11
 	VFMADD231PS Z11, Z10, Z9
 	CMPQ        DI, 208(SP)
-	JAE         pf_skip_299
+	JAE         pf_skip_308
 	MOVQ        DI, R13
 	ANDQ        $0x0000003f, R13
 	ADDQ        232(SP), R13
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	CMPQ        R13, $0x00000080
-	JBE         pf_row_205
+	JBE         pf_row_213
 	PREFETCHT1  128(DI)
 	CMPQ        R13, $0x000000c0
-	JBE         pf_row_205
+	JBE         pf_row_213
 	PREFETCHT1  192(DI)
 	CMPQ        R13, $0x00000100
-	JBE         pf_row_205
+	JBE         pf_row_213
 	PREFETCHT1  256(DI)
 	PREFETCHT1  320(DI)
 	PREFETCHT1  384(DI)
 	PREFETCHT1  448(DI)
 	CMPQ        R13, $0x00000200
-	JBE         pf_row_205
+	JBE         pf_row_213
 	PREFETCHT1  512(DI)
 	PREFETCHT1  576(DI)
 	PREFETCHT1  640(DI)
@@ -50668,34 +51720,34 @@ scores_pairs_27:
 	PREFETCHT1  896(DI)
 	PREFETCHT1  960(DI)
 	CMPQ        R13, $0x00000400
-	JBE         pf_row_205
+	JBE         pf_row_213
 	PREFETCHT1  1024(DI)
 
-pf_row_205:
+pf_row_213:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_299
+	JAE        pf_skip_308
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_299
+	JAE        pf_skip_308
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_206
+	JBE        pf_row_214
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_206
+	JBE        pf_row_214
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_206
+	JBE        pf_row_214
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_206
+	JBE        pf_row_214
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -50705,13 +51757,13 @@ pf_row_205:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_206
+	JBE        pf_row_214
 	PREFETCHT1 1024(DI)
 
-pf_row_206:
+pf_row_214:
 	ADDQ stride+96(FP), DI
 
-pf_skip_299:
+pf_skip_308:
 	VMOVUPS     64(R11)(R9*2), Z10
 	VCVTPH2PS   32(R9), Z11
 	VFMADD231PS Z11, Z10, Z2
@@ -52054,26 +53106,26 @@ pvw_row_9:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_300
+	JAE          pf_skip_309
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         232(SP), R12
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R12, $0x00000080
-	JBE          pf_row_207
+	JBE          pf_row_215
 	PREFETCHT1   128(R9)
 	CMPQ         R12, $0x000000c0
-	JBE          pf_row_207
+	JBE          pf_row_215
 	PREFETCHT1   192(R9)
 	CMPQ         R12, $0x00000100
-	JBE          pf_row_207
+	JBE          pf_row_215
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R12, $0x00000200
-	JBE          pf_row_207
+	JBE          pf_row_215
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -52083,34 +53135,34 @@ pvw_row_9:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R12, $0x00000400
-	JBE          pf_row_207
+	JBE          pf_row_215
 	PREFETCHT1   1024(R9)
 
-pf_row_207:
+pf_row_215:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_300
+	JAE        pf_skip_309
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_300
+	JAE        pf_skip_309
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       232(SP), R12
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R12, $0x00000080
-	JBE        pf_row_208
+	JBE        pf_row_216
 	PREFETCHT1 128(R9)
 	CMPQ       R12, $0x000000c0
-	JBE        pf_row_208
+	JBE        pf_row_216
 	PREFETCHT1 192(R9)
 	CMPQ       R12, $0x00000100
-	JBE        pf_row_208
+	JBE        pf_row_216
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R12, $0x00000200
-	JBE        pf_row_208
+	JBE        pf_row_216
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -52120,13 +53172,13 @@ pf_row_207:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R12, $0x00000400
-	JBE        pf_row_208
+	JBE        pf_row_216
 	PREFETCHT1 1024(R9)
 
-pf_row_208:
+pf_row_216:
 	ADDQ stride+96(FP), R9
 
-pf_skip_300:
+pf_skip_309:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -52212,26 +53264,26 @@ pvw_row_10:
 	VBROADCASTSS (R11)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_301
+	JAE          pf_skip_310
 	MOVQ         R9, R12
 	ANDQ         $0x0000003f, R12
 	ADDQ         232(SP), R12
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R12, $0x00000080
-	JBE          pf_row_209
+	JBE          pf_row_217
 	PREFETCHT1   128(R9)
 	CMPQ         R12, $0x000000c0
-	JBE          pf_row_209
+	JBE          pf_row_217
 	PREFETCHT1   192(R9)
 	CMPQ         R12, $0x00000100
-	JBE          pf_row_209
+	JBE          pf_row_217
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R12, $0x00000200
-	JBE          pf_row_209
+	JBE          pf_row_217
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -52241,34 +53293,34 @@ pvw_row_10:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R12, $0x00000400
-	JBE          pf_row_209
+	JBE          pf_row_217
 	PREFETCHT1   1024(R9)
 
-pf_row_209:
+pf_row_217:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_301
+	JAE        pf_skip_310
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_301
+	JAE        pf_skip_310
 	MOVQ       R9, R12
 	ANDQ       $0x0000003f, R12
 	ADDQ       232(SP), R12
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R12, $0x00000080
-	JBE        pf_row_210
+	JBE        pf_row_218
 	PREFETCHT1 128(R9)
 	CMPQ       R12, $0x000000c0
-	JBE        pf_row_210
+	JBE        pf_row_218
 	PREFETCHT1 192(R9)
 	CMPQ       R12, $0x00000100
-	JBE        pf_row_210
+	JBE        pf_row_218
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R12, $0x00000200
-	JBE        pf_row_210
+	JBE        pf_row_218
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -52278,13 +53330,13 @@ pf_row_209:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R12, $0x00000400
-	JBE        pf_row_210
+	JBE        pf_row_218
 	PREFETCHT1 1024(R9)
 
-pf_row_210:
+pf_row_218:
 	ADDQ stride+96(FP), R9
 
-pf_skip_301:
+pf_skip_310:
 	ADDQ $0x04, BX
 	ADDQ $0x04, R11
 	ADDQ R8, SI
@@ -52419,26 +53471,26 @@ pv4_row_31:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_302
+	JAE          pf_skip_311
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_211
+	JBE          pf_row_219
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_211
+	JBE          pf_row_219
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_211
+	JBE          pf_row_219
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_211
+	JBE          pf_row_219
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -52448,34 +53500,34 @@ pv4_row_31:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_211
+	JBE          pf_row_219
 	PREFETCHT1   1024(R9)
 
-pf_row_211:
+pf_row_219:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_302
+	JAE        pf_skip_311
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_302
+	JAE        pf_skip_311
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_212
+	JBE        pf_row_220
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_212
+	JBE        pf_row_220
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_212
+	JBE        pf_row_220
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_212
+	JBE        pf_row_220
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -52485,13 +53537,13 @@ pf_row_211:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_212
+	JBE        pf_row_220
 	PREFETCHT1 1024(R9)
 
-pf_row_212:
+pf_row_220:
 	ADDQ stride+96(FP), R9
 
-pf_skip_302:
+pf_skip_311:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -52564,26 +53616,26 @@ pv4_row_32:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_303
+	JAE          pf_skip_312
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_213
+	JBE          pf_row_221
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_213
+	JBE          pf_row_221
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_213
+	JBE          pf_row_221
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_213
+	JBE          pf_row_221
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -52593,34 +53645,34 @@ pv4_row_32:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_213
+	JBE          pf_row_221
 	PREFETCHT1   1024(R9)
 
-pf_row_213:
+pf_row_221:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_303
+	JAE        pf_skip_312
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_303
+	JAE        pf_skip_312
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_214
+	JBE        pf_row_222
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_214
+	JBE        pf_row_222
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_214
+	JBE        pf_row_222
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_214
+	JBE        pf_row_222
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -52630,13 +53682,13 @@ pf_row_213:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_214
+	JBE        pf_row_222
 	PREFETCHT1 1024(R9)
 
-pf_row_214:
+pf_row_222:
 	ADDQ stride+96(FP), R9
 
-pf_skip_303:
+pf_skip_312:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -52692,26 +53744,26 @@ pv4_row_33:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_304
+	JAE          pf_skip_313
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_215
+	JBE          pf_row_223
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_215
+	JBE          pf_row_223
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_215
+	JBE          pf_row_223
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_215
+	JBE          pf_row_223
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -52721,34 +53773,34 @@ pv4_row_33:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_215
+	JBE          pf_row_223
 	PREFETCHT1   1024(R9)
 
-pf_row_215:
+pf_row_223:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_304
+	JAE        pf_skip_313
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_304
+	JAE        pf_skip_313
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_216
+	JBE        pf_row_224
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_216
+	JBE        pf_row_224
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_216
+	JBE        pf_row_224
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_216
+	JBE        pf_row_224
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -52758,13 +53810,13 @@ pf_row_215:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_216
+	JBE        pf_row_224
 	PREFETCHT1 1024(R9)
 
-pf_row_216:
+pf_row_224:
 	ADDQ stride+96(FP), R9
 
-pf_skip_304:
+pf_skip_313:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -52888,26 +53940,26 @@ pv4_row_34:
 	VFMADD231PS  Z18, Z20, Z14
 	VFMADD231PS  Z19, Z20, Z15
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_305
+	JAE          pf_skip_314
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_217
+	JBE          pf_row_225
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_217
+	JBE          pf_row_225
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_217
+	JBE          pf_row_225
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_217
+	JBE          pf_row_225
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -52917,34 +53969,34 @@ pv4_row_34:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_217
+	JBE          pf_row_225
 	PREFETCHT1   1024(R9)
 
-pf_row_217:
+pf_row_225:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_305
+	JAE        pf_skip_314
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_305
+	JAE        pf_skip_314
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_218
+	JBE        pf_row_226
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_218
+	JBE        pf_row_226
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_218
+	JBE        pf_row_226
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_218
+	JBE        pf_row_226
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -52954,13 +54006,13 @@ pf_row_217:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_218
+	JBE        pf_row_226
 	PREFETCHT1 1024(R9)
 
-pf_row_218:
+pf_row_226:
 	ADDQ stride+96(FP), R9
 
-pf_skip_305:
+pf_skip_314:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -53033,26 +54085,26 @@ pv4_row_35:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_306
+	JAE          pf_skip_315
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_219
+	JBE          pf_row_227
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_219
+	JBE          pf_row_227
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_219
+	JBE          pf_row_227
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_219
+	JBE          pf_row_227
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -53062,34 +54114,34 @@ pv4_row_35:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_219
+	JBE          pf_row_227
 	PREFETCHT1   1024(R9)
 
-pf_row_219:
+pf_row_227:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_306
+	JAE        pf_skip_315
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_306
+	JAE        pf_skip_315
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_220
+	JBE        pf_row_228
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_220
+	JBE        pf_row_228
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_220
+	JBE        pf_row_228
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_220
+	JBE        pf_row_228
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -53099,13 +54151,13 @@ pf_row_219:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_220
+	JBE        pf_row_228
 	PREFETCHT1 1024(R9)
 
-pf_row_220:
+pf_row_228:
 	ADDQ stride+96(FP), R9
 
-pf_skip_306:
+pf_skip_315:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -53161,26 +54213,26 @@ pv4_row_36:
 	VBROADCASTSS (BX)(CX*1), Z5
 	VFMADD231PS  Z4, Z5, Z3
 	CMPQ         R9, 224(SP)
-	JAE          pf_skip_307
+	JAE          pf_skip_316
 	MOVQ         R9, R11
 	ANDQ         $0x0000003f, R11
 	ADDQ         232(SP), R11
 	PREFETCHT1   (R9)
 	PREFETCHT1   64(R9)
 	CMPQ         R11, $0x00000080
-	JBE          pf_row_221
+	JBE          pf_row_229
 	PREFETCHT1   128(R9)
 	CMPQ         R11, $0x000000c0
-	JBE          pf_row_221
+	JBE          pf_row_229
 	PREFETCHT1   192(R9)
 	CMPQ         R11, $0x00000100
-	JBE          pf_row_221
+	JBE          pf_row_229
 	PREFETCHT1   256(R9)
 	PREFETCHT1   320(R9)
 	PREFETCHT1   384(R9)
 	PREFETCHT1   448(R9)
 	CMPQ         R11, $0x00000200
-	JBE          pf_row_221
+	JBE          pf_row_229
 	PREFETCHT1   512(R9)
 	PREFETCHT1   576(R9)
 	PREFETCHT1   640(R9)
@@ -53190,34 +54242,34 @@ pv4_row_36:
 	PREFETCHT1   896(R9)
 	PREFETCHT1   960(R9)
 	CMPQ         R11, $0x00000400
-	JBE          pf_row_221
+	JBE          pf_row_229
 	PREFETCHT1   1024(R9)
 
-pf_row_221:
+pf_row_229:
 	ADDQ       stride+96(FP), R9
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_307
+	JAE        pf_skip_316
 	CMPQ       R9, 224(SP)
-	JAE        pf_skip_307
+	JAE        pf_skip_316
 	MOVQ       R9, R11
 	ANDQ       $0x0000003f, R11
 	ADDQ       232(SP), R11
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	CMPQ       R11, $0x00000080
-	JBE        pf_row_222
+	JBE        pf_row_230
 	PREFETCHT1 128(R9)
 	CMPQ       R11, $0x000000c0
-	JBE        pf_row_222
+	JBE        pf_row_230
 	PREFETCHT1 192(R9)
 	CMPQ       R11, $0x00000100
-	JBE        pf_row_222
+	JBE        pf_row_230
 	PREFETCHT1 256(R9)
 	PREFETCHT1 320(R9)
 	PREFETCHT1 384(R9)
 	PREFETCHT1 448(R9)
 	CMPQ       R11, $0x00000200
-	JBE        pf_row_222
+	JBE        pf_row_230
 	PREFETCHT1 512(R9)
 	PREFETCHT1 576(R9)
 	PREFETCHT1 640(R9)
@@ -53227,13 +54279,13 @@ pf_row_221:
 	PREFETCHT1 896(R9)
 	PREFETCHT1 960(R9)
 	CMPQ       R11, $0x00000400
-	JBE        pf_row_222
+	JBE        pf_row_230
 	PREFETCHT1 1024(R9)
 
-pf_row_222:
+pf_row_230:
 	ADDQ stride+96(FP), R9
 
-pf_skip_307:
+pf_skip_316:
 	ADDQ $0x04, BX
 	ADDQ R8, SI
 	DECQ R10
@@ -53352,26 +54404,26 @@ pv2_pair_28:
 	VFMADD231PS  Z22, Z16, Z14
 	VFMADD231PS  Z23, Z16, Z15
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_308
+	JAE          pf_skip_317
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_223
+	JBE          pf_row_231
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_223
+	JBE          pf_row_231
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_223
+	JBE          pf_row_231
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_223
+	JBE          pf_row_231
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -53381,34 +54433,34 @@ pv2_pair_28:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_223
+	JBE          pf_row_231
 	PREFETCHT1   1024(R10)
 
-pf_row_223:
+pf_row_231:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_308
+	JAE        pf_skip_317
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_308
+	JAE        pf_skip_317
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_224
+	JBE        pf_row_232
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_224
+	JBE        pf_row_232
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_224
+	JBE        pf_row_232
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_224
+	JBE        pf_row_232
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -53418,13 +54470,13 @@ pf_row_223:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_224
+	JBE        pf_row_232
 	PREFETCHT1 1024(R10)
 
-pf_row_224:
+pf_row_232:
 	ADDQ stride+96(FP), R10
 
-pf_skip_308:
+pf_skip_317:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -53518,26 +54570,26 @@ pv2_pair_29:
 	VFMADD231PS  Z10, Z8, Z6
 	VFMADD231PS  Z11, Z8, Z7
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_309
+	JAE          pf_skip_318
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_225
+	JBE          pf_row_233
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_225
+	JBE          pf_row_233
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_225
+	JBE          pf_row_233
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_225
+	JBE          pf_row_233
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -53547,34 +54599,34 @@ pv2_pair_29:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_225
+	JBE          pf_row_233
 	PREFETCHT1   1024(R10)
 
-pf_row_225:
+pf_row_233:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_309
+	JAE        pf_skip_318
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_309
+	JAE        pf_skip_318
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_226
+	JBE        pf_row_234
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_226
+	JBE        pf_row_234
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_226
+	JBE        pf_row_234
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_226
+	JBE        pf_row_234
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -53584,13 +54636,13 @@ pf_row_225:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_226
+	JBE        pf_row_234
 	PREFETCHT1 1024(R10)
 
-pf_row_226:
+pf_row_234:
 	ADDQ stride+96(FP), R10
 
-pf_skip_309:
+pf_skip_318:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -53660,26 +54712,26 @@ pv2_pair_30:
 	VBROADCASTSS 4(BX)(CX*1), Z4
 	VFMADD231PS  Z5, Z4, Z3
 	CMPQ         R10, 224(SP)
-	JAE          pf_skip_310
+	JAE          pf_skip_319
 	MOVQ         R10, R8
 	ANDQ         $0x0000003f, R8
 	ADDQ         232(SP), R8
 	PREFETCHT1   (R10)
 	PREFETCHT1   64(R10)
 	CMPQ         R8, $0x00000080
-	JBE          pf_row_227
+	JBE          pf_row_235
 	PREFETCHT1   128(R10)
 	CMPQ         R8, $0x000000c0
-	JBE          pf_row_227
+	JBE          pf_row_235
 	PREFETCHT1   192(R10)
 	CMPQ         R8, $0x00000100
-	JBE          pf_row_227
+	JBE          pf_row_235
 	PREFETCHT1   256(R10)
 	PREFETCHT1   320(R10)
 	PREFETCHT1   384(R10)
 	PREFETCHT1   448(R10)
 	CMPQ         R8, $0x00000200
-	JBE          pf_row_227
+	JBE          pf_row_235
 	PREFETCHT1   512(R10)
 	PREFETCHT1   576(R10)
 	PREFETCHT1   640(R10)
@@ -53689,34 +54741,34 @@ pv2_pair_30:
 	PREFETCHT1   896(R10)
 	PREFETCHT1   960(R10)
 	CMPQ         R8, $0x00000400
-	JBE          pf_row_227
+	JBE          pf_row_235
 	PREFETCHT1   1024(R10)
 
-pf_row_227:
+pf_row_235:
 	ADDQ       stride+96(FP), R10
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_310
+	JAE        pf_skip_319
 	CMPQ       R10, 224(SP)
-	JAE        pf_skip_310
+	JAE        pf_skip_319
 	MOVQ       R10, R8
 	ANDQ       $0x0000003f, R8
 	ADDQ       232(SP), R8
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	CMPQ       R8, $0x00000080
-	JBE        pf_row_228
+	JBE        pf_row_236
 	PREFETCHT1 128(R10)
 	CMPQ       R8, $0x000000c0
-	JBE        pf_row_228
+	JBE        pf_row_236
 	PREFETCHT1 192(R10)
 	CMPQ       R8, $0x00000100
-	JBE        pf_row_228
+	JBE        pf_row_236
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 	PREFETCHT1 384(R10)
 	PREFETCHT1 448(R10)
 	CMPQ       R8, $0x00000200
-	JBE        pf_row_228
+	JBE        pf_row_236
 	PREFETCHT1 512(R10)
 	PREFETCHT1 576(R10)
 	PREFETCHT1 640(R10)
@@ -53726,13 +54778,13 @@ pf_row_227:
 	PREFETCHT1 896(R10)
 	PREFETCHT1 960(R10)
 	CMPQ       R8, $0x00000400
-	JBE        pf_row_228
+	JBE        pf_row_236
 	PREFETCHT1 1024(R10)
 
-pf_row_228:
+pf_row_236:
 	ADDQ stride+96(FP), R10
 
-pf_skip_310:
+pf_skip_319:
 	ADDQ $0x08, BX
 	LEAQ (SI)(R9*2), SI
 	SUBQ $0x02, DI
@@ -54668,29 +55720,29 @@ scores_q8_6:
 	VMULPS       Y11, Y10, Y10
 	VFMADD231PS  Y12, Y10, Y9
 	DECQ         R8
-	JNZ          pf_skip_311
+	JNZ          pf_skip_320
 	MOVQ         ng+16(FP), R8
 	CMPQ         DI, 208(SP)
-	JAE          pf_skip_311
+	JAE          pf_skip_320
 	MOVQ         DI, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (DI)
 	PREFETCHT1   64(DI)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_229
+	JBE          pf_row_237
 	PREFETCHT1   128(DI)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_229
+	JBE          pf_row_237
 	PREFETCHT1   192(DI)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_229
+	JBE          pf_row_237
 	PREFETCHT1   256(DI)
 	PREFETCHT1   320(DI)
 	PREFETCHT1   384(DI)
 	PREFETCHT1   448(DI)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_229
+	JBE          pf_row_237
 	PREFETCHT1   512(DI)
 	PREFETCHT1   576(DI)
 	PREFETCHT1   640(DI)
@@ -54700,34 +55752,34 @@ scores_q8_6:
 	PREFETCHT1   896(DI)
 	PREFETCHT1   960(DI)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_229
+	JBE          pf_row_237
 	PREFETCHT1   1024(DI)
 
-pf_row_229:
+pf_row_237:
 	ADDQ       stride+96(FP), DI
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_311
+	JAE        pf_skip_320
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_311
+	JAE        pf_skip_320
 	MOVQ       DI, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_230
+	JBE        pf_row_238
 	PREFETCHT1 128(DI)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_230
+	JBE        pf_row_238
 	PREFETCHT1 192(DI)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_230
+	JBE        pf_row_238
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_230
+	JBE        pf_row_238
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -54737,13 +55789,13 @@ pf_row_229:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_230
+	JBE        pf_row_238
 	PREFETCHT1 1024(DI)
 
-pf_row_230:
+pf_row_238:
 	ADDQ stride+96(FP), DI
 
-pf_skip_311:
+pf_skip_320:
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11
 	ADDQ         $0x00000022, R12
@@ -55585,6 +56637,158 @@ pv_block_107:
 	ADDQ    BX, R12
 	MOVQ    SI, R13
 
+pv_pair_107:
+	CMPQ         R13, $0x02
+	JL           pv_single_107
+	VBROADCASTSS (R11), Y8
+	VMOVD        (R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y9
+	VPMOVSXBD    2(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VMOVD        34(R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y8
+	VPMOVSXBD    36(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVSXBD    44(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    52(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVSXBD    60(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         DI, R12
+	VBROADCASTSS 4(R11), Y8
+	VMOVD        (R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y9
+	VPMOVSXBD    2(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y0
+	VPMOVSXBD    10(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y1
+	VPMOVSXBD    18(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	VPMOVSXBD    26(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y9, Y3
+	VMOVD        34(R12), X9
+	VCVTPH2PS    X9, X9
+	VMULSS       X8, X9, X9
+	VBROADCASTSS X9, Y8
+	VPMOVSXBD    36(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVSXBD    44(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    52(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVSXBD    60(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         DI, R12
+	DECQ         R9
+	JNZ          pf_skip_321
+	MOVQ         ng+16(FP), R9
+	CMPQ         R8, 232(SP)
+	JAE          pf_skip_321
+	MOVQ         R8, R14
+	ANDQ         $0x0000003f, R14
+	ADDQ         248(SP), R14
+	PREFETCHT1   (R8)
+	PREFETCHT1   64(R8)
+	CMPQ         R14, $0x00000080
+	JBE          pf_row_239
+	PREFETCHT1   128(R8)
+	CMPQ         R14, $0x000000c0
+	JBE          pf_row_239
+	PREFETCHT1   192(R8)
+	CMPQ         R14, $0x00000100
+	JBE          pf_row_239
+	PREFETCHT1   256(R8)
+	PREFETCHT1   320(R8)
+	PREFETCHT1   384(R8)
+	PREFETCHT1   448(R8)
+	CMPQ         R14, $0x00000200
+	JBE          pf_row_239
+	PREFETCHT1   512(R8)
+	PREFETCHT1   576(R8)
+	PREFETCHT1   640(R8)
+	PREFETCHT1   704(R8)
+	PREFETCHT1   768(R8)
+	PREFETCHT1   832(R8)
+	PREFETCHT1   896(R8)
+	PREFETCHT1   960(R8)
+	CMPQ         R14, $0x00000400
+	JBE          pf_row_239
+	PREFETCHT1   1024(R8)
+
+pf_row_239:
+	ADDQ       stride+96(FP), R8
+	CMPQ       248(SP), $0x00000100
+	JAE        pf_skip_321
+	CMPQ       R8, 232(SP)
+	JAE        pf_skip_321
+	MOVQ       R8, R14
+	ANDQ       $0x0000003f, R14
+	ADDQ       248(SP), R14
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	CMPQ       R14, $0x00000080
+	JBE        pf_row_240
+	PREFETCHT1 128(R8)
+	CMPQ       R14, $0x000000c0
+	JBE        pf_row_240
+	PREFETCHT1 192(R8)
+	CMPQ       R14, $0x00000100
+	JBE        pf_row_240
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	CMPQ       R14, $0x00000200
+	JBE        pf_row_240
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+	PREFETCHT1 768(R8)
+	PREFETCHT1 832(R8)
+	PREFETCHT1 896(R8)
+	PREFETCHT1 960(R8)
+	CMPQ       R14, $0x00000400
+	JBE        pf_row_240
+	PREFETCHT1 1024(R8)
+
+pf_row_240:
+	ADDQ stride+96(FP), R8
+
+pf_skip_321:
+	ADDQ $0x08, R11
+	SUBQ $0x02, R13
+	JMP  pv_pair_107
+
 pv_single_107:
 	TESTQ        R13, R13
 	JZ           pv_merge_107
@@ -55622,29 +56826,29 @@ pv_single_107:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_312
+	JNZ          pf_skip_322
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_312
+	JAE          pf_skip_322
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_231
+	JBE          pf_row_241
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_231
+	JBE          pf_row_241
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_231
+	JBE          pf_row_241
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_231
+	JBE          pf_row_241
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -55654,34 +56858,34 @@ pv_single_107:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_231
+	JBE          pf_row_241
 	PREFETCHT1   1024(R8)
 
-pf_row_231:
+pf_row_241:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_312
+	JAE        pf_skip_322
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_312
+	JAE        pf_skip_322
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_232
+	JBE        pf_row_242
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_232
+	JBE        pf_row_242
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_232
+	JBE        pf_row_242
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_232
+	JBE        pf_row_242
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -55691,13 +56895,13 @@ pf_row_231:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_232
+	JBE        pf_row_242
 	PREFETCHT1 1024(R8)
 
-pf_row_232:
+pf_row_242:
 	ADDQ stride+96(FP), R8
 
-pf_skip_312:
+pf_skip_322:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -55774,29 +56978,29 @@ pv_pair_108:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
 	DECQ         R9
-	JNZ          pf_skip_313
+	JNZ          pf_skip_323
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_313
+	JAE          pf_skip_323
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_233
+	JBE          pf_row_243
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_233
+	JBE          pf_row_243
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_233
+	JBE          pf_row_243
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_233
+	JBE          pf_row_243
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -55806,34 +57010,34 @@ pv_pair_108:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_233
+	JBE          pf_row_243
 	PREFETCHT1   1024(R8)
 
-pf_row_233:
+pf_row_243:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_313
+	JAE        pf_skip_323
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_313
+	JAE        pf_skip_323
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_234
+	JBE        pf_row_244
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_234
+	JBE        pf_row_244
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_234
+	JBE        pf_row_244
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_234
+	JBE        pf_row_244
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -55843,13 +57047,13 @@ pf_row_233:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_234
+	JBE        pf_row_244
 	PREFETCHT1 1024(R8)
 
-pf_row_234:
+pf_row_244:
 	ADDQ stride+96(FP), R8
 
-pf_skip_313:
+pf_skip_323:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -55877,29 +57081,29 @@ pv_single_108:
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
 	DECQ         R9
-	JNZ          pf_skip_314
+	JNZ          pf_skip_324
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_314
+	JAE          pf_skip_324
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_235
+	JBE          pf_row_245
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_235
+	JBE          pf_row_245
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_235
+	JBE          pf_row_245
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_235
+	JBE          pf_row_245
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -55909,34 +57113,34 @@ pv_single_108:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_235
+	JBE          pf_row_245
 	PREFETCHT1   1024(R8)
 
-pf_row_235:
+pf_row_245:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_314
+	JAE        pf_skip_324
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_314
+	JAE        pf_skip_324
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_236
+	JBE        pf_row_246
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_236
+	JBE        pf_row_246
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_236
+	JBE        pf_row_246
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_236
+	JBE        pf_row_246
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -55946,13 +57150,13 @@ pf_row_235:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_236
+	JBE        pf_row_246
 	PREFETCHT1 1024(R8)
 
-pf_row_236:
+pf_row_246:
 	ADDQ stride+96(FP), R8
 
-pf_skip_314:
+pf_skip_324:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -55993,29 +57197,29 @@ pv_pair_109:
 	VBROADCASTSS (R11), Y4
 	VBROADCASTSS 4(R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_315
+	JNZ          pf_skip_325
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_315
+	JAE          pf_skip_325
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_237
+	JBE          pf_row_247
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_237
+	JBE          pf_row_247
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_237
+	JBE          pf_row_247
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_237
+	JBE          pf_row_247
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -56025,34 +57229,34 @@ pv_pair_109:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_237
+	JBE          pf_row_247
 	PREFETCHT1   1024(R8)
 
-pf_row_237:
+pf_row_247:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_315
+	JAE        pf_skip_325
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_315
+	JAE        pf_skip_325
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_238
+	JBE        pf_row_248
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_238
+	JBE        pf_row_248
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_238
+	JBE        pf_row_248
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_238
+	JBE        pf_row_248
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -56062,13 +57266,13 @@ pf_row_237:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_238
+	JBE        pf_row_248
 	PREFETCHT1 1024(R8)
 
-pf_row_238:
+pf_row_248:
 	ADDQ stride+96(FP), R8
 
-pf_skip_315:
+pf_skip_325:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -56080,29 +57284,29 @@ pv_single_109:
 	JZ           pv_merge_109
 	VBROADCASTSS (R11), Y4
 	DECQ         R9
-	JNZ          pf_skip_316
+	JNZ          pf_skip_326
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_316
+	JAE          pf_skip_326
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_239
+	JBE          pf_row_249
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_239
+	JBE          pf_row_249
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_239
+	JBE          pf_row_249
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_239
+	JBE          pf_row_249
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -56112,34 +57316,34 @@ pv_single_109:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_239
+	JBE          pf_row_249
 	PREFETCHT1   1024(R8)
 
-pf_row_239:
+pf_row_249:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_316
+	JAE        pf_skip_326
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_316
+	JAE        pf_skip_326
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_240
+	JBE        pf_row_250
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_240
+	JBE        pf_row_250
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_240
+	JBE        pf_row_250
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_240
+	JBE        pf_row_250
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -56149,13 +57353,13 @@ pf_row_239:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_240
+	JBE        pf_row_250
 	PREFETCHT1 1024(R8)
 
-pf_row_240:
+pf_row_250:
 	ADDQ stride+96(FP), R8
 
-pf_skip_316:
+pf_skip_326:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -56190,29 +57394,29 @@ pv_pair_110:
 	VBROADCASTSS (R11), Y2
 	VBROADCASTSS 4(R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_317
+	JNZ          pf_skip_327
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_317
+	JAE          pf_skip_327
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_241
+	JBE          pf_row_251
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_241
+	JBE          pf_row_251
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_241
+	JBE          pf_row_251
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_241
+	JBE          pf_row_251
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -56222,34 +57426,34 @@ pv_pair_110:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_241
+	JBE          pf_row_251
 	PREFETCHT1   1024(R8)
 
-pf_row_241:
+pf_row_251:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_317
+	JAE        pf_skip_327
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_317
+	JAE        pf_skip_327
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_242
+	JBE        pf_row_252
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_242
+	JBE        pf_row_252
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_242
+	JBE        pf_row_252
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_242
+	JBE        pf_row_252
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -56259,13 +57463,13 @@ pf_row_241:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_242
+	JBE        pf_row_252
 	PREFETCHT1 1024(R8)
 
-pf_row_242:
+pf_row_252:
 	ADDQ stride+96(FP), R8
 
-pf_skip_317:
+pf_skip_327:
 	ADDQ $0x08, R11
 	LEAQ (R12)(DI*2), R12
 	SUBQ $0x02, R13
@@ -56277,29 +57481,29 @@ pv_single_110:
 	JZ           pv_merge_110
 	VBROADCASTSS (R11), Y2
 	DECQ         R9
-	JNZ          pf_skip_318
+	JNZ          pf_skip_328
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
-	JAE          pf_skip_318
+	JAE          pf_skip_328
 	MOVQ         R8, R14
 	ANDQ         $0x0000003f, R14
 	ADDQ         248(SP), R14
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	CMPQ         R14, $0x00000080
-	JBE          pf_row_243
+	JBE          pf_row_253
 	PREFETCHT1   128(R8)
 	CMPQ         R14, $0x000000c0
-	JBE          pf_row_243
+	JBE          pf_row_253
 	PREFETCHT1   192(R8)
 	CMPQ         R14, $0x00000100
-	JBE          pf_row_243
+	JBE          pf_row_253
 	PREFETCHT1   256(R8)
 	PREFETCHT1   320(R8)
 	PREFETCHT1   384(R8)
 	PREFETCHT1   448(R8)
 	CMPQ         R14, $0x00000200
-	JBE          pf_row_243
+	JBE          pf_row_253
 	PREFETCHT1   512(R8)
 	PREFETCHT1   576(R8)
 	PREFETCHT1   640(R8)
@@ -56309,34 +57513,34 @@ pv_single_110:
 	PREFETCHT1   896(R8)
 	PREFETCHT1   960(R8)
 	CMPQ         R14, $0x00000400
-	JBE          pf_row_243
+	JBE          pf_row_253
 	PREFETCHT1   1024(R8)
 
-pf_row_243:
+pf_row_253:
 	ADDQ       stride+96(FP), R8
 	CMPQ       248(SP), $0x00000100
-	JAE        pf_skip_318
+	JAE        pf_skip_328
 	CMPQ       R8, 232(SP)
-	JAE        pf_skip_318
+	JAE        pf_skip_328
 	MOVQ       R8, R14
 	ANDQ       $0x0000003f, R14
 	ADDQ       248(SP), R14
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	CMPQ       R14, $0x00000080
-	JBE        pf_row_244
+	JBE        pf_row_254
 	PREFETCHT1 128(R8)
 	CMPQ       R14, $0x000000c0
-	JBE        pf_row_244
+	JBE        pf_row_254
 	PREFETCHT1 192(R8)
 	CMPQ       R14, $0x00000100
-	JBE        pf_row_244
+	JBE        pf_row_254
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 	CMPQ       R14, $0x00000200
-	JBE        pf_row_244
+	JBE        pf_row_254
 	PREFETCHT1 512(R8)
 	PREFETCHT1 576(R8)
 	PREFETCHT1 640(R8)
@@ -56346,13 +57550,13 @@ pf_row_243:
 	PREFETCHT1 896(R8)
 	PREFETCHT1 960(R8)
 	CMPQ       R14, $0x00000400
-	JBE        pf_row_244
+	JBE        pf_row_254
 	PREFETCHT1 1024(R8)
 
-pf_row_244:
+pf_row_254:
 	ADDQ stride+96(FP), R8
 
-pf_skip_318:
+pf_skip_328:
 	ADDQ $0x04, R11
 	ADDQ DI, R12
 	DECQ R13
@@ -56604,26 +57808,26 @@ scores_q8_7:
 	VMULPS          Z7, Z6, Z6
 	VFMADD231PS     Z9, Z6, Z5
 	CMPQ            DI, 208(SP)
-	JAE             pf_skip_319
+	JAE             pf_skip_329
 	MOVQ            DI, R13
 	ANDQ            $0x0000003f, R13
 	ADDQ            232(SP), R13
 	PREFETCHT1      (DI)
 	PREFETCHT1      64(DI)
 	CMPQ            R13, $0x00000080
-	JBE             pf_row_245
+	JBE             pf_row_255
 	PREFETCHT1      128(DI)
 	CMPQ            R13, $0x000000c0
-	JBE             pf_row_245
+	JBE             pf_row_255
 	PREFETCHT1      192(DI)
 	CMPQ            R13, $0x00000100
-	JBE             pf_row_245
+	JBE             pf_row_255
 	PREFETCHT1      256(DI)
 	PREFETCHT1      320(DI)
 	PREFETCHT1      384(DI)
 	PREFETCHT1      448(DI)
 	CMPQ            R13, $0x00000200
-	JBE             pf_row_245
+	JBE             pf_row_255
 	PREFETCHT1      512(DI)
 	PREFETCHT1      576(DI)
 	PREFETCHT1      640(DI)
@@ -56633,34 +57837,34 @@ scores_q8_7:
 	PREFETCHT1      896(DI)
 	PREFETCHT1      960(DI)
 	CMPQ            R13, $0x00000400
-	JBE             pf_row_245
+	JBE             pf_row_255
 	PREFETCHT1      1024(DI)
 
-pf_row_245:
+pf_row_255:
 	ADDQ       stride+96(FP), DI
 	CMPQ       232(SP), $0x00000100
-	JAE        pf_skip_319
+	JAE        pf_skip_329
 	CMPQ       DI, 208(SP)
-	JAE        pf_skip_319
+	JAE        pf_skip_329
 	MOVQ       DI, R13
 	ANDQ       $0x0000003f, R13
 	ADDQ       232(SP), R13
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	CMPQ       R13, $0x00000080
-	JBE        pf_row_246
+	JBE        pf_row_256
 	PREFETCHT1 128(DI)
 	CMPQ       R13, $0x000000c0
-	JBE        pf_row_246
+	JBE        pf_row_256
 	PREFETCHT1 192(DI)
 	CMPQ       R13, $0x00000100
-	JBE        pf_row_246
+	JBE        pf_row_256
 	PREFETCHT1 256(DI)
 	PREFETCHT1 320(DI)
 	PREFETCHT1 384(DI)
 	PREFETCHT1 448(DI)
 	CMPQ       R13, $0x00000200
-	JBE        pf_row_246
+	JBE        pf_row_256
 	PREFETCHT1 512(DI)
 	PREFETCHT1 576(DI)
 	PREFETCHT1 640(DI)
@@ -56670,13 +57874,13 @@ pf_row_245:
 	PREFETCHT1 896(DI)
 	PREFETCHT1 960(DI)
 	CMPQ       R13, $0x00000400
-	JBE        pf_row_246
+	JBE        pf_row_256
 	PREFETCHT1 1024(DI)
 
-pf_row_246:
+pf_row_256:
 	ADDQ stride+96(FP), DI
 
-pf_skip_319:
+pf_skip_329:
 	ADDQ         $0x00000022, R9
 	ADDQ         $0x00000022, R10
 	ADDQ         $0x00000022, R11

@@ -44,6 +44,15 @@ func (t tier) ratio() int { return 4 / max(t.kv.size, 1) }
 // kb is the bytes of K or V that fill one vector register.
 func (t tier) kb() int { return t.W * t.kv.size }
 
+// blockBytes is the bytes of a row's column block of nb vectors: nb·kb,
+// or for q8_0 its whole blocks of 34 bytes.
+func (t tier) blockBytes(nb int) int {
+	if t.kv.q8 {
+		return nb * t.W / q8Block * q8BlockBytes
+	}
+	return nb * t.kb()
+}
+
 // kvLoad loads one vector of K or V values at m, widened to float32.
 func (t tier) kvLoad(m Mem) VecVirtual {
 	x := t.Vec()
