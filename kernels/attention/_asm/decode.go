@@ -1746,7 +1746,7 @@ func (t tier) pv(tile bool, o, w, v, cnt, odb, vdb GPVirtual, spread *prefetcher
 			t.rowFMA(nb, rp, nil, w0, acc, pfAt(pf, 0))
 			t.rowFMA(nb, rp, vdb, w1, acc2, pfAt(pf, 1))
 			if spread != nil {
-				spread.stepN(max(1, 2*nb*t.kb()/64))
+				spread.stepN(max(1, 2*t.blockBytes(nb)/64))
 			}
 			ADDQ(Imm(8), wp)
 			LEAQ(Mem{Base: rp, Index: vdb, Scale: 2}, rp)
@@ -1779,7 +1779,7 @@ func (t tier) pv(tile bool, o, w, v, cnt, odb, vdb GPVirtual, spread *prefetcher
 				ADDQ(vdb, rp)
 			}
 			if spread != nil {
-				spread.stepN(max(2, 2*t.blockBytes(nb)/64))
+				spread.stepN(max(1, 2*t.blockBytes(nb)/64))
 			}
 			ADDQ(Imm(8), wp)
 			SUBQ(Imm(2), n)
@@ -1797,7 +1797,7 @@ func (t tier) pv(tile bool, o, w, v, cnt, odb, vdb GPVirtual, spread *prefetcher
 		}
 		t.rowFMA(nb, rp, nil, w2, acc, pf1)
 		if spread != nil {
-			spread.stepN(max(1, nb*t.kb()/64))
+			spread.stepN(max(1, t.blockBytes(nb)/64))
 		}
 		ADDQ(Imm(4), wp)
 		ADDQ(vdb, rp)
