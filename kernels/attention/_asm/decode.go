@@ -1841,7 +1841,7 @@ func (t tier) rowFMA(nb int, rp, idx GPVirtual, w VecVirtual, acc []VecVirtual, 
 				VFMADD231PS(x, sc, acc[b*q8Block/t.W+c])
 			})
 		}
-		for off := 0; off < blocks*q8BlockBytes; off += 64 {
+		for off := 0; off < t.blockBytes(nb); off += 64 {
 			prefetch(off)
 		}
 		return
