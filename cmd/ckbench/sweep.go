@@ -336,9 +336,8 @@ func runSweep(f sweepFlags, plan *sweeps.Plan, opt sweeps.Options, config map[st
 	defer lock.Unlock()
 	opt.CPU, opt.CPULocked, opt.Wait = lock.CPU(), true, wait
 	config["cpu"] = opt.CPU
-	if h := sampler.HostOn(opt.CPU); h.Quantum() > 0 {
-		notes = append(notes, fmt.Sprintf("host pauses: %v, unseen by the thread's CPU clock; a sample longer than the clean ones by half of %v or more is dropped as stalled (counted in rejected)",
-			h, h.Quantum().Round(time.Microsecond)))
+	if n := pauseNote(sampler.HostOn(opt.CPU), opt.SamplerConfig().Effective().SampleTime); n != "" {
+		notes = append(notes, n)
 	}
 
 	started := time.Now()
@@ -764,4 +763,25 @@ func openResume(f sweepFlags, plan *sweeps.Plan, info machine.Info, config map[s
 		return nil, usagef("--resume %s: %v", f.resume, err)
 	}
 	return r, nil
+}
+
+// pauseNote is a sweep's note on the host's pauses h (sampler.HostStalls)
+// where they matter, its samples at least sample long: which samples the
+// sampler drops as stalled, and which keep the pauses (sampler.KeptIn),
+// with what that does to their shares.
+func pauseNote(h sampler.HostStalls, sample time.Duration) string {
+	if h.Quantum() <= 0 {
+		return ""
+	}
+	n := fmt.Sprintf("host pauses: %v, unseen by the thread's CPU clock; a sample longer than the clean ones by half of %v or more is dropped as stalled (counted in rejected)",
+		h, h.Quantum().Round(time.Microsecond))
+	from := h.KeptFrom().Round(10 * time.Microsecond)
+	every := ""
+	if h.KeptIn(sample) {
+		every = fmt.Sprintf(" (here every one: %v or more)", sample)
+	}
+	return n + fmt.Sprintf("; samples of %v or more%s catch too many to tell apart (%.1f each at %v) and keep them: "+
+		"such a point's time includes about %.1f %% the thread did not run, as its paired read loop's and the roofline's DRAM read do, "+
+		"so its %% read holds, but the roofline's compute ceilings are timed in short samples without them: a compute-bound %% of bound is that much low",
+		from, every, h.PerSample(max(sample, from)), max(sample, from), 100*h.Share)
 }
