@@ -136,3 +136,66 @@ func BenchmarkF16Floor(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTileOrder shows what a flash decode's order costs a read of
+// its cache from DRAM before any arithmetic: K and V read side by side
+// (roofline.ReadXor2, what kv-read and the roofline's read do) against
+// the same bytes a tile at a time, a tile of K then the same tile of V
+// (what a group's phases read: the scores over K, then P·V over V), for
+// tiles of 1 to 16 KB, plain loads, no software prefetch. Each call reads
+// another copy of a 2 × 16 MB cache (copies rotated past 256 MB, so that
+// it comes from DRAM); the two orders are timed in turn (isatest.Paired)
+// and tile_%side is the side-by-side time over the tiled one.
+//
+// On the Zen 5 guest of sampler.HostStalls (AMD EPYC family 26 model 2,
+// 2026-12-02; 40 rounds, twice) side by side read 32–39 GB/s and the
+// tiled order 64–71 % of that at 2 and 4 KB tiles, 71–82 % at 8 and 16
+// KB, 74–90 % at 1 KB (both tiers' loops). An AVX-512 group of f32 32:8
+// at tile_k 16 (8 KB of K) reads its K and V in that order, and its near
+// prefetch (the generator's prefetcher) keeps it at about as much: 75–76
+// % of the paired kv-read there, the target from DRAM 80. The lone head's
+// pipeline reads 1 KB of K and 1 KB of V in turn (lonePipelined).
+//
+//	go test -run '^$' -bench TileOrder -benchtime 20x ./kernels/attention
+func BenchmarkTileOrder(b *testing.B) {
+	const (
+		region = 16 << 20  // K's bytes (and V's) a copy
+		total  = 256 << 20 // the copies, K and V
+	)
+	for _, im := range Impls() {
+		if !isa.Detect(im.Tier).Runs || im.Tier == isa.Generic {
+			continue
+		}
+		t := im.Tier
+		copies := total / (2 * region)
+		ks, vs := make([][]byte, copies), make([][]byte, copies)
+		for i := range ks {
+			ks[i], vs[i] = make([]byte, region), make([]byte, region)
+			for j := 0; j < region; j += 4096 { // every page backed
+				ks[i][j], vs[i][j] = 1, 2
+			}
+		}
+		for _, tile := range []int{1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10} {
+			b.Run(fmt.Sprintf("isa=%s/tile=%dKB", t, tile>>10), func(b *testing.B) {
+				var sink uint64
+				next := 0
+				side := func() {
+					sink ^= roofline.ReadXor2(t, ks[next], vs[next])
+					next = (next + 1) % copies
+				}
+				tiled := func() {
+					k, v := ks[next], vs[next]
+					for o := 0; o < region; o += tile {
+						sink ^= roofline.ReadXor(t, k[o:o+tile])
+						sink ^= roofline.ReadXor(t, v[o:o+tile])
+					}
+					next = (next + 1) % copies
+				}
+				ratio, sideNs, _ := isatest.Paired(b, 1, side, tiled)
+				b.ReportMetric(100/ratio, "tile_%side")
+				b.ReportMetric(2*region/sideNs, "side_GB/s")
+				_ = sink
+			})
+		}
+	}
+}
