@@ -128,7 +128,13 @@ func loneTileCapOn(v cpuid.Vendor, fam int, avx512 bool) int {
 //     pipeline there 16–18 GB/s, 51 % of the paired kv-read in a sweep),
 //     AVX-512 f16 0.92–0.97; in L3 0.92–1.06 and 1.26–1.31. The choice
 //     stays the first host's: the two differ by more than either's noise,
-//     and BenchmarkPaths is there to check it on the next one.
+//     and BenchmarkPaths is there to check it on the next one. Sweeps on
+//     that second host (2026-12-02, alternated, share of the paired
+//     kv-read, 7 rounds in two sets): AVX-512 f16 from DRAM the phases
+//     85–89 %, the pipeline 75–85; in L3 (ctx 4096) the pipeline 71–88,
+//     the phases 55–67. The phases' gain from DRAM there (0–13 % of the
+//     time) is smaller than the pipeline's in cache (21–37 %), and the
+//     first host measured it the other way: still the pipeline.
 //   - Intel (Xeon family 6 model 207, 2.4 GHz, one thread, hd 128,
 //     sweeps alternated, 3–4 rounds, the phases' time over the
 //     pipeline's): from DRAM (ctx 32768 --cold) AVX-512 f16 0.68–0.82

@@ -1352,6 +1352,16 @@ type prefetcher struct {
 // 20, 0.99 and 0.99; 4, 8, 32 and 64 lines a block and half or all of
 // the block's own bytes of V 0.92–1.09 with no trend. Nor the next K
 // begun in scores4's batches (4 lines a batch): 0.95–1.04.
+// Nor demand loads for the near lines (a MOVL from each line of a step,
+// or from its first line, the rest PREFETCHT0), on the chance that the
+// L2's stream prefetchers train on demand misses and not on software
+// prefetches, and so would run ahead of both streams as they do of
+// kv-read's (Zen 5 family 26 model 2, 2026-12-02, AVX-512, hd 128, ctx
+// 32768 --cold, sweeps alternated, 3 rounds, share of the paired
+// kv-read): f16 32:8 from 70–75 % to 36–57, 64:8 from 45–47 to 26–36;
+// f32 32:8 from 75–76 to 74–77, 64:8 from 59–61 to 55–67; in L3 (ctx
+// 1024) level or slower. There the tile order itself reads from DRAM at
+// 64–82 % of side by side (BenchmarkTileOrder).
 //
 // What bounds a group from DRAM is this stream, not its arithmetic:
 // with the softmax phase left out (timing only, Zen 5, AVX-512, ctx
@@ -3510,6 +3520,16 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 //     loaded once a vector, not once an FMA): L3 0.97–1.00, L2 1.04–1.06,
 //     but DRAM 1.07–1.12; with the chunk's K prefetched 1, 2 or 4 KB ahead
 //     (PREFETCHT0) DRAM 1.08–1.12 still.
+//
+// AVX-512 f16 on a Zen 5 host of the same model (2026-12-02; sweeps
+// alternated, hd 128, share of the paired kv-read): the pipeline read
+// 75–85 % from DRAM (ctx 32768 --cold, 7 rounds in two sets) where the
+// phases read 85–89 %, and 71–88 % in L3 (ctx 4096) where the phases
+// read 55–67 % (lonePipelinedOn). A software prefetch in the fused loop,
+// each K and V row's four lines a fixed distance on after the row (every
+// row), lost at both levels (3 rounds, against 81–85 and 83–88 for none):
+// PREFETCHT0 8 KB on, from DRAM 72–82 %, in L3 60–86 %; 16 KB on, 70–78
+// and 53–64 %; PREFETCHT1 16 or 32 KB on, 68–71 and 57–68 %. Not kept.
 //
 // The trade is the one above: rows whole keep the prefetchers' streams
 // from DRAM, rows interleaved (q loaded once for four) the arithmetic in
