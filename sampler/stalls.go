@@ -90,7 +90,8 @@ func (h HostStalls) Quantum() time.Duration {
 // Zen 5 guest of HostStalls, 1,400 pauses a second: samples of 1.15 ms or
 // more, every --cold one (5 ms).
 func (h HostStalls) KeptIn(d time.Duration) bool {
-	return h.Quantum() > 0 && h.PerSample(d) > math.Log(5)
+	from := h.KeptFrom()
+	return from > 0 && d > from
 }
 
 // PerSample is how many pauses a sample of length d catches on average.

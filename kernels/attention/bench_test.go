@@ -162,19 +162,19 @@ func BenchmarkTileOrder(b *testing.B) {
 		region = 16 << 20  // K's bytes (and V's) a copy
 		total  = 256 << 20 // the copies, K and V
 	)
+	copies := total / (2 * region)
+	ks, vs := make([][]byte, copies), make([][]byte, copies)
+	for i := range ks {
+		ks[i], vs[i] = make([]byte, region), make([]byte, region)
+		for j := 0; j < region; j += 4096 { // every page backed
+			ks[i][j], vs[i][j] = 1, 2
+		}
+	}
 	for _, im := range Impls() {
 		if !isa.Detect(im.Tier).Runs || im.Tier == isa.Generic {
 			continue
 		}
 		t := im.Tier
-		copies := total / (2 * region)
-		ks, vs := make([][]byte, copies), make([][]byte, copies)
-		for i := range ks {
-			ks[i], vs[i] = make([]byte, region), make([]byte, region)
-			for j := 0; j < region; j += 4096 { // every page backed
-				ks[i][j], vs[i][j] = 1, 2
-			}
-		}
 		for _, tile := range []int{1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10} {
 			b.Run(fmt.Sprintf("isa=%s/tile=%dKB", t, tile>>10), func(b *testing.B) {
 				var sink uint64
