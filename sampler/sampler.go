@@ -279,8 +279,20 @@ func sample(ctx context.Context, cfg Config, haveClock bool, round, ref roundFun
 	// MinSamples remain.
 	var ks []keptSample
 	q := cfg.stallQuantum()
+	next := cfg.MinSamples // kept samples at which enough is next asked
 	enough := func() bool {
-		return len(ks) >= cfg.MinSamples && len(ks)-count(stalledPairs(ks, q, n, nRef)) >= cfg.MinSamples
+		if len(ks) < next {
+			return false
+		}
+		clean := len(ks) - count(stalledPairs(ks, q, n, nRef))
+		if clean >= cfg.MinSamples {
+			return true
+		}
+		// At least as many more samples as are missing: judging all of
+		// them again (a sort) after every one would cost more than a
+		// short sample takes.
+		next = len(ks) + cfg.MinSamples - clean
+		return false
 	}
 	begin := time.Now()
 	for {
