@@ -66,13 +66,17 @@ func TestCalibrate(t *testing.T) {
 		{40 * time.Microsecond, 20 * time.Microsecond, 2}, // one multiple is enough
 		{0, 20 * time.Microsecond, 1},                     // too fast to time at first
 	} {
+		// clean is n calls' time on the synthetic clock, undisturbed.
+		clean := func(n int) time.Duration {
+			if tc.perCall == 0 {
+				return time.Duration(n/1000) * time.Nanosecond // 0 until n ≥ 1000
+			}
+			return time.Duration(n) * tc.perCall
+		}
 		tries := 0
 		round := func(n int, metered bool) sampleRun {
 			tries++
-			el := time.Duration(n) * tc.perCall
-			if tc.perCall == 0 {
-				el = time.Duration(n/1000) * time.Nanosecond // 0 until n ≥ 1000
-			}
+			el := clean(n)
 			if tries%3 == 1 {
 				el = 5*el + 50*time.Microsecond // interrupted
 			}
@@ -80,10 +84,7 @@ func TestCalibrate(t *testing.T) {
 		}
 		cfg := Config{SampleTime: tc.sampleTime, CallsMultiple: tc.multiple}
 		n, el := calibrate(cfg, round)
-		fastest := time.Duration(n) * tc.perCall
-		if tc.perCall == 0 {
-			fastest = time.Duration(n/1000) * time.Nanosecond
-		}
+		fastest := clean(n)
 		if n%tc.multiple != 0 || el != fastest || el < tc.sampleTime {
 			t.Errorf("%v a call, multiple %d: %d calls taking %v (fastest %v); want a multiple lasting ≥ %v",
 				tc.perCall, tc.multiple, n, el, fastest, tc.sampleTime)
