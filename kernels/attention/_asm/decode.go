@@ -1739,6 +1739,9 @@ func (t tier) pv(tile bool, o, w, v, cnt, odb, vdb GPVirtual, spread *prefetcher
 				t.Zero(acc2[u])
 			}
 		}
+		// rowsStep is spread's step (none without it) for rows rows of
+		// this block: as many lines as they read, at least one.
+		rowsStep := func(rows int) { spread.stepN(max(1, rows*t.blockBytes(nb)/64)) }
 		wp, rp, n := GP64(), GP64(), GP64()
 		MOVQ(w, wp)
 		t.vColumn(rp, v, col)
@@ -1755,9 +1758,7 @@ func (t tier) pv(tile bool, o, w, v, cnt, odb, vdb GPVirtual, spread *prefetcher
 			// scores for why interleaving rows costs streaming from DRAM).
 			t.rowFMA(nb, rp, nil, w0, acc, pfAt(pf, 0))
 			t.rowFMA(nb, rp, vdb, w1, acc2, pfAt(pf, 1))
-			if spread != nil {
-				spread.stepN(max(1, 2*t.blockBytes(nb)/64))
-			}
+			rowsStep(2)
 			ADDQ(Imm(8), wp)
 			LEAQ(Mem{Base: rp, Index: vdb, Scale: 2}, rp)
 			SUBQ(Imm(2), n)
@@ -1792,9 +1793,7 @@ func (t tier) pv(tile bool, o, w, v, cnt, odb, vdb GPVirtual, spread *prefetcher
 				t.rowFMA(nb, rp, nil, wr, acc, pfAt(pf, 0))
 				ADDQ(vdb, rp)
 			}
-			if spread != nil {
-				spread.stepN(max(1, 2*t.blockBytes(nb)/64))
-			}
+			rowsStep(2)
 			ADDQ(Imm(8), wp)
 			SUBQ(Imm(2), n)
 			JMP(LabelRef(pair))
@@ -1810,9 +1809,7 @@ func (t tier) pv(tile bool, o, w, v, cnt, odb, vdb GPVirtual, spread *prefetcher
 			pf1 = pfAt(pf, 0)
 		}
 		t.rowFMA(nb, rp, nil, w2, acc, pf1)
-		if spread != nil {
-			spread.stepN(max(1, t.blockBytes(nb)/64))
-		}
+		rowsStep(1)
 		ADDQ(Imm(4), wp)
 		ADDQ(vdb, rp)
 		DECQ(n)
