@@ -217,9 +217,17 @@ func (im *Impl) posMajor(p *Params, b *Buffers, k, v []byte) {
 // than its destination.) Nor does it go a token at a time (a call per
 // token, its Hkv rows, as an append): 1.54 (AVX2) and 1.74 (AVX-512) times
 // as long (Zen 5, 8 KV heads × 512 tokens × hd 128 in L3, sweeps
-// alternated, 4 rounds). Nor K of every head before V of any (a head's K
-// rows then its V rows, as now, keep its V source and writes between two
-// heads' passes over the lines their rows share): in one process 0.955
+// alternated, 4 rounds); on a second Zen 5 host (family 26 model 2,
+// 2026-12-02, BenchmarkQ8Floor's shape, AVX-512, 3 runs in turn) 2.0–2.2
+// (27–30 % of the copy against 60–63; 283–305 ns a token against
+// 154–199 in one process, 3 rounds). Not the calls' cost: a token's
+// append, one such call with its rows in L1, took 186 ns there. Nor its
+// rows' spacing on the same cache sets (T·D·4 bytes, 256 KB at 512
+// tokens): 500 tokens took as long. Such a token reads 2·Hkv source rows
+// from as many places, where a head's pass reads two streams. Nor K of
+// every head before V of any (a head's K rows then its V rows, as now,
+// keep its V source and writes between two heads' passes over the lines
+// their rows share): in one process 0.955
 // (AVX-512) and 0.965 (AVX2) of the time, but in sweeps alternated (5
 // rounds, Zen 5) 0.99 and 1.00. The q8_0 store's own bound is in
 // BenchmarkQ8Floor.

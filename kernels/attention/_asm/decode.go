@@ -3403,6 +3403,22 @@ func (t tier) q8Dot(qb q8q, m Mem, acc VecVirtual) {
 // The scale is widened and multiplied in an xmm, then broadcast: a zmm
 // VCVTPH2PS costs Zen 4 more than a zmm FMA (0.37 ns, measured), and a key
 // paid one per block for K and again for V.
+//
+// What a lone q8_0 head's arithmetic could still give in cache, from
+// builds that compute wrong values on purpose (timing only; Zen 5 family
+// 26 model 2, 2026-12-02, AVX-512, hd 128, ctx 4096 in L3, the fastest of
+// 20 rounds of 50 calls, five runs in turn, median time over the
+// kernel's): P·V left out (each block one widening and one add) 0.76,
+// the call then 46–55 % of a read of its bytes timed beside it, where
+// the kernel reads 34–39 %; P·V's per-block scale work gone (the weight
+// p·d one VBROADCASTSS, as if computed a tile at a time first, that pass
+// not counted) 0.91; P·V in int16 (VPMOVSXBW, then VPMADDWD against the
+// weight quantized to (w, 0) and (0, w), even and odd lanes, VPADDD; its
+// quantization pass not counted) 0.96; the scores' scales one
+// VBROADCASTSS and one masked (q8DotPair's five instructions) 1.04; both
+// scale cuts 0.86. So the scores alone, not this widening, hold a lone
+// q8_0 head below the 75 % of read its target asks in cache (the
+// roofline's q8-decode loop says the same: 39–58 % of the L3 read).
 func (t tier) q8Block(m Mem, mul VecVirtual, f func(c int, x, sc VecVirtual)) {
 	sx, sc := XMM(), t.Vec()
 	VMOVD(m, sx) // the scale and the block's first two values: lane 0 is the scale
