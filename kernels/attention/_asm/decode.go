@@ -2886,7 +2886,12 @@ func (t tier) flashDecode() {
 	// of the samples on the scores' reduction tree, waiting on their FMA
 	// chains; not kept: two chains a row (0.98 at hd 128, 1.02–1.04 at hd
 	// 64), the steps as straight-line code (0.97–1.03); tile_k 16 to 128
-	// move it less than 5 %.
+	// move it less than 5 %. Nor one tree for two chunks (eight keys'
+	// chains kept through the first chunk's P·V, reduce8 after the
+	// second's; the same order of rows; Zen 5 family 26 model 2,
+	// 2026-12-02, sweeps alternated, 4 rounds, share of the paired
+	// kv-read): in L3 (ctx 4096) 69–80 % against 70–86, from DRAM (ctx
+	// 32768 --cold) 55–68 % against 72–84.
 	if t.W == 16 {
 		for _, nc := range []int{8, 4} {
 			skip := NewLabel("fused_no")
