@@ -134,7 +134,12 @@ func loneTileCapOn(v cpuid.Vendor, fam int, avx512 bool) int {
 //     85–89 %, the pipeline 75–85; in L3 (ctx 4096) the pipeline 71–88,
 //     the phases 55–67. The phases' gain from DRAM there (0–13 % of the
 //     time) is smaller than the pipeline's in cache (21–37 %), and the
-//     first host measured it the other way: still the pipeline.
+//     first host measured it the other way: still the pipeline. Its whole
+//     chunks interleaved since (a vector of K, then one of V: the
+//     generator's lonePipelined), the same host, the same day (sweeps
+//     alternated, 3 rounds): from DRAM the pipeline 93–96 %, the phases
+//     86–93; in L3 80–84 and 58–63. BenchmarkPaths (40 rounds) then had
+//     the phases at 0.98 of its time from DRAM, 1.33 in L3.
 //   - Intel (Xeon family 6 model 207, 2.4 GHz, one thread, hd 128,
 //     sweeps alternated, 3–4 rounds, the phases' time over the
 //     pipeline's): from DRAM (ctx 32768 --cold) AVX-512 f16 0.68–0.82
@@ -143,7 +148,9 @@ func loneTileCapOn(v cpuid.Vendor, fam int, avx512 bool) int {
 //     at ctx 2048 0.95 (median of 3, points unstable), but AVX-512 f16 in
 //     L2 (ctx 1024 and 4096) medians 1.12–1.18 (at ctx 4096 63–66 % of
 //     the read against 76–86 %; hd 64 about even). A decode's cache
-//     mostly comes from DRAM: the phases.
+//     mostly comes from DRAM: the phases. (Measured before the pipeline's
+//     chunks were interleaved, which lifted it from DRAM on Zen 5: an
+//     Intel session should A/B it again.)
 //
 // Other vendors take the phases, the kernels' older and more measured
 // path. The tests run both paths on every CPU (gate's lonePaths).

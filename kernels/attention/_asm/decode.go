@@ -2912,6 +2912,18 @@ func (t tier) flashDecode() {
 			}
 			// scoreRows: the scores of n (4 or 1) keys from row j of K at
 			// lKp into bufL + 4j, and their max into mb.
+			// sum4 is an xmm of the sums of the four accumulators' lanes.
+			sum4 := func(acc []VecVirtual) VecVirtual {
+				var y [4]Register
+				for i, a := range acc {
+					y[i] = t.Fold256(a, VADDPS)
+				}
+				h := t.hadd(t.hadd(y[0], y[1]), t.hadd(y[2], y[3]))
+				x := XMM()
+				VEXTRACTF32X4(Imm(1), h, x)
+				VADDPS(h.AsX(), x, x)
+				return x
+			}
 			scoreRows := func(bufL Mem, j GPVirtual, n int) {
 				st, rp := kvStride(), GP64()
 				MOVQ(j, rp)
@@ -2932,14 +2944,7 @@ func (t tier) flashDecode() {
 				}
 				var x VecVirtual
 				if n == 4 {
-					var y [4]Register
-					for i, a := range acc {
-						y[i] = t.Fold256(a, VADDPS)
-					}
-					h := t.hadd(t.hadd(y[0], y[1]), t.hadd(y[2], y[3]))
-					x = XMM()
-					VEXTRACTF32X4(Imm(1), h, x)
-					VADDPS(h.AsX(), x, x)
+					x = sum4(acc)
 				} else {
 					x = t.HReduce(acc[0], VADDPS)
 				}
@@ -3074,6 +3079,53 @@ func (t tier) flashDecode() {
 				VADDSS(stateAt(1), sum, sum)
 				VMOVSS(sum, stateAt(1))
 			}
+			// interleaved is a whole chunk of both tiles at key jL:
+			// the scores of loneChunk keys of the next tile (K at lKp,
+			// into lNext) and the P·V of as many of this one (V at lVp,
+			// weights at lCur), key by key, a vector of K, then one of
+			// V: K and V read side by side, as kv-read reads them, and
+			// each FMA chain of the scores with P·V's FMAs between its
+			// links. Against the chunk's scores, then its P·V (Zen 5
+			// family 26 model 2, 2026-12-02, sweeps alternated, 3–4
+			// rounds, share of the paired kv-read): hd 128 from DRAM (ctx
+			// 32768 --cold) 93–96 % against 74–86, in L3 (ctx 4096)
+			// 87–89 against 83–86; 8:8 from DRAM 92–96 against 80–84;
+			// hd 64 from DRAM (ctx 65536) 93–95 against 90–92, in L3
+			// (ctx 4096, 8192) 63–70 and 76–82 against 55–64 and 63–81.
+			// Chunks of 8 keys interleaved so (reduce8): hd 128 64–73
+			// from DRAM and 72–76 in L3.
+			interleaved := func(jL Mem) {
+				j, st := GP64(), kvStride()
+				MOVQ(jL, j)
+				kp, vp, wp := GP64(), GP64(), GP64()
+				MOVQ(j, kp)
+				IMULQ(st, kp)
+				MOVQ(kp, vp)
+				ADDQ(lKp, kp)
+				ADDQ(lVp, vp)
+				MOVQ(lCur, wp)
+				LEAQ(Mem{Base: wp, Index: j, Scale: 4}, wp)
+				acc := make([]VecVirtual, loneChunk)
+				for i := range acc {
+					acc[i] = t.Vec()
+					t.Zero(acc[i])
+				}
+				for i := range loneChunk {
+					if i > 0 {
+						ADDQ(st, kp)
+						ADDQ(st, vp)
+					}
+					pw := t.Vec()
+					VBROADCASTSS(Mem{Base: wp, Disp: 4 * i}, pw)
+					for c := range nc {
+						t.kvFMA(Mem{Base: kp, Disp: c * t.kb()}, qv[c], acc[i])
+						VFMADD231PS(t.kvLoad(Mem{Base: vp, Disp: c * t.kb()}), pw, ov[c])
+					}
+				}
+				b := GP64()
+				MOVQ(lNext, b)
+				VMOVUPS(sum4(acc), Mem{Base: b, Index: j, Scale: 4})
+			}
 			lZero, lE := AllocLocal(8), AllocLocal(8)
 			MOVQ(U32(0), lZero)
 			store := NewLabel("fused_store")
@@ -3087,12 +3139,22 @@ func (t tier) flashDecode() {
 			minTk(LabelRef(last))
 			MOVQ(U32(0), lE) // the chunk's first key
 			Label(chunk)
+			single := NewLabel("fused_single")
 			{
-				j := GP64()
+				// A whole chunk of both tiles left (the next tile, lCnt
+				// keys, is never longer than this one): interleaved.
+				j, e := GP64(), GP64()
 				MOVQ(lE, j)
 				CMPQ(j, lCurCnt)
 				JGE(LabelRef(chunkDone))
+				LEAQ(Mem{Base: j, Disp: loneChunk}, e)
+				CMPQ(e, lCnt)
+				JG(LabelRef(single))
 			}
+			interleaved(lE)
+			ADDQ(Imm(loneChunk), lE)
+			JMP(LabelRef(chunk))
+			Label(single)
 			scoresSpan(lNext, lE, lCnt, loneChunk)
 			pvSpan(lCur, lE, lCurCnt, loneChunk)
 			ADDQ(Imm(loneChunk), lE)
@@ -3500,6 +3562,12 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 //     read 93–98 % there). Other D, in chunks of calls (with scoresBy4):
 //     from DRAM 0.82–0.83 at hd 128, L3 0.92, L2 1.11.
 //   - AVX2 f32: from DRAM 0.85–0.90, in L3 0.81–0.84, in L2 0.89–0.93.
+//
+// The fused loop's whole chunks then went interleaved (a vector of K, then
+// one of V, key by key: the lone path's interleaved), which took a Zen 5
+// guest's pipeline from 74–86 % of the paired kv-read to 93–96 from DRAM
+// and 83–86 to 87–89 in L3 (hd 128; the phases there 86–93 and 58–63):
+// the figures above and below are the chunks', K's four rows, then V's.
 //
 // Not for the rest: AVX-512 f32 (from DRAM 1.28–1.34, and fused in steps
 // of 4 or 2 keys 1.17–1.25, though 0.86–0.87 in L3: its phases' own
