@@ -3585,7 +3585,15 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // this one a chunk at a time, no prefetch; from DRAM): chunks of 4 keys
 // 1.11–1.55 of the time, of 16 1.39–1.72. Their P·V reloads and stores
 // four heads' outputs a chunk, and their phases' near prefetch already
-// keeps memory busier than a lone head's did.
+// keeps memory busier than a lone head's did. Nor in pairs interleaved
+// as the lone path's chunks (Zen 5 family 26 model 2, 2026-12-02; two
+// heads at a time, their o in registers for the tile, q from memory,
+// four keys a step: a vector of the next tile's K for both heads' scores,
+// then one of this tile's V for both heads' P·V; every head's max and
+// softmax after the pairs; one round, share of the paired kv-read, against
+// the phases): from DRAM (ctx 32768 --cold) f32 32:8 56 % against 75 at
+// tile_k 16, 67–70 % at tile_k 8 to 64 against 56–69, f16 32:8 62 against
+// 71, 64:8 35–42 against 46–61; in L3 (ctx 1024) 17–52 against 21–66.
 //
 // AVX2 f16 again, on a slower Zen 5 host (AMD EPYC family 26 model 2,
 // 2026-12-01, 2.9–3.6 GHz; one process, the bit flipped between timed
