@@ -139,7 +139,11 @@ func loneTileCapOn(v cpuid.Vendor, fam int, avx512 bool) int {
 //     generator's lonePipelined), the same host, the same day (sweeps
 //     alternated, 3 rounds): from DRAM the pipeline 93–96 %, the phases
 //     86–93; in L3 80–84 and 58–63. BenchmarkPaths (40 rounds) then had
-//     the phases at 0.98 of its time from DRAM, 1.33 in L3.
+//     the phases at 0.98 of its time from DRAM, 1.33 in L3. AVX-512 q8_0
+//     took the pipeline then too (hd 128, the generator's q8Fused): from
+//     DRAM 86–90 % against the phases' 74–78, in L3 34–39 against 36–38
+//     (sweeps), BenchmarkPaths 1.13 and 0.90 (later, 1.08 and 1.29 for
+//     f16).
 //   - Intel (Xeon family 6 model 207, 2.4 GHz, one thread, hd 128,
 //     sweeps alternated, 3–4 rounds, the phases' time over the
 //     pipeline's): from DRAM (ctx 32768 --cold) AVX-512 f16 0.68–0.82

@@ -49,7 +49,7 @@ func BenchmarkPaths(b *testing.B) {
 		of    []shape
 	}{
 		{"lone-pipe", modeLonePipe, avx2, []shape{lone(F32)}},
-		{"lone-pipe", modeLonePipe, avx512, []shape{lone(F16)}},
+		{"lone-pipe", modeLonePipe, avx512, []shape{lone(F16), lone(Q8_0)}},
 		{"wide", modeWide | modePaced | modeFar | modeSplit, both, []shape{group(F16, 0), {64, 8, F16, 0}}},
 		{"wide", modeWide | modePaced | modeFar | modeSplit, avx512, []shape{group(F32, 0), {64, 8, F32, 0}}},
 		{"paced", modePaced, avx512, []shape{group(F16, 0), {64, 8, F32, 0}}},

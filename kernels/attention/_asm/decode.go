@@ -2478,6 +2478,10 @@ func (t tier) flashDecode() {
 		JZ(LabelRef(phases))
 		Load(Param("ng"), g)
 		CMPQ(g, Imm(1))
+		if t.kv.q8 { // hd 128 alone: q8Fused
+			JNE(LabelRef(phases))
+			CMPQ(lRL, U32(q8FusedBlocks*q8BlockBytes))
+		}
 		JEQ(LabelRef(loneL))
 		Label(phases)
 	}
@@ -2892,6 +2896,71 @@ func (t tier) flashDecode() {
 	// 2026-12-02, sweeps alternated, 4 rounds, share of the paired
 	// kv-read): in L3 (ctx 4096) 69–80 % against 70–86, from DRAM (ctx
 	// 32768 --cold) 55–68 % against 72–84.
+	// maxOf sets mb to the max of the cnt scores at bufL.
+	maxOf := func(bufL Mem) {
+		b, n := GP64(), GP64()
+		MOVQ(bufL, b)
+		MOVQ(lCnt, n)
+		mv := t.Vec()
+		VBROADCASTSS(KC(CNegInf), mv)
+		vl, one, done := NewLabel("fmax16"), NewLabel("fmax1"), NewLabel("fmaxdone")
+		Label(vl)
+		CMPQ(n, Imm(16))
+		JL(LabelRef(one))
+		VMAXPS(Mem{Base: b}, mv, mv)
+		ADDQ(Imm(64), b)
+		SUBQ(Imm(16), n)
+		JMP(LabelRef(vl))
+		Label(one)
+		m := t.HReduce(mv, VMAXPS)
+		Label(done)
+		TESTQ(n, n)
+		fin := NewLabel("fmaxfin")
+		JZ(LabelRef(fin))
+		VMAXSS(Mem{Base: b}, m, m)
+		ADDQ(Imm(4), b)
+		DECQ(n)
+		JMP(LabelRef(done))
+		Label(fin)
+		VMOVSS(m, stateAt(2))
+	}
+	// softmaxReg is the softmax phase of a fused loop, its output ov in
+	// registers: the running max from the tile's (mb), ov and s rescaled
+	// where it grew, the tile's scores at bufL exp'd in place, their sum
+	// added to s.
+	softmaxReg := func(bufL Mem, ov []VecVirtual) {
+		mold, mnew := XMM(), XMM()
+		VMOVSS(stateAt(0), mold)
+		VMAXSS(stateAt(2), mold, mnew)
+		same := NewLabel("fused_same")
+		VUCOMISS(mold, mnew)
+		JEQ(LabelRef(same))
+		cx := XMM()
+		VSUBSS(mnew, mold, cx)
+		cv := t.Vec()
+		VBROADCASTSS(cx, cv)
+		byExp(func(fast bool) { t.Exp(fast, cv) })
+		sv := XMM()
+		VMULSS(stateAt(1), cv.AsX(), sv)
+		VMOVSS(sv, stateAt(1))
+		for c := range ov {
+			VMULPS(cv, ov[c], ov[c])
+		}
+		VMOVSS(mnew, stateAt(0))
+		Label(same)
+		ms := t.Vec()
+		VBROADCASTSS(stateAt(0), ms)
+		b, cnt := GP64(), GP64()
+		MOVQ(bufL, b)
+		MOVQ(lCnt, cnt)
+		sum := t.expInPlace([]GPVirtual{b}, cnt, []VecVirtual{ms})[0]
+		VADDSS(stateAt(1), sum, sum)
+		VMOVSS(sum, stateAt(1))
+	}
+	if t.kv.q8 {
+		t.q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale, finish, minTk, advK, nextTile, kvStride, maxOf, softmaxReg)
+		return
+	}
 	if t.W == 16 {
 		for _, nc := range []int{8, 4} {
 			skip := NewLabel("fused_no")
@@ -2955,34 +3024,6 @@ func (t tier) flashDecode() {
 				} else {
 					VMOVSS(x, Mem{Base: b, Index: j, Scale: 4})
 				}
-			}
-			// maxOf sets mb to the max of the cnt scores at bufL.
-			maxOf := func(bufL Mem) {
-				b, n := GP64(), GP64()
-				MOVQ(bufL, b)
-				MOVQ(lCnt, n)
-				mv := t.Vec()
-				VBROADCASTSS(KC(CNegInf), mv)
-				vl, one, done := NewLabel("fmax16"), NewLabel("fmax1"), NewLabel("fmaxdone")
-				Label(vl)
-				CMPQ(n, Imm(16))
-				JL(LabelRef(one))
-				VMAXPS(Mem{Base: b}, mv, mv)
-				ADDQ(Imm(64), b)
-				SUBQ(Imm(16), n)
-				JMP(LabelRef(vl))
-				Label(one)
-				m := t.HReduce(mv, VMAXPS)
-				Label(done)
-				TESTQ(n, n)
-				fin := NewLabel("fmaxfin")
-				JZ(LabelRef(fin))
-				VMAXSS(Mem{Base: b}, m, m)
-				ADDQ(Imm(4), b)
-				DECQ(n)
-				JMP(LabelRef(done))
-				Label(fin)
-				VMOVSS(m, stateAt(2))
 			}
 			// scoresFrom: the scores of keys j … cnt−1 (cnt in cntL), four
 			// at a time then one; at most limit (0: all) keys.
@@ -3050,35 +3091,6 @@ func (t tier) flashDecode() {
 				JNZ(LabelRef(row))
 				Label(done)
 			}
-			softmaxReg := func(bufL Mem) {
-				mold, mnew := XMM(), XMM()
-				VMOVSS(stateAt(0), mold)
-				VMAXSS(stateAt(2), mold, mnew)
-				same := NewLabel("fused_same")
-				VUCOMISS(mold, mnew)
-				JEQ(LabelRef(same))
-				cx := XMM()
-				VSUBSS(mnew, mold, cx)
-				cv := t.Vec()
-				VBROADCASTSS(cx, cv)
-				byExp(func(fast bool) { t.Exp(fast, cv) })
-				sv := XMM()
-				VMULSS(stateAt(1), cv.AsX(), sv)
-				VMOVSS(sv, stateAt(1))
-				for c := range nc {
-					VMULPS(cv, ov[c], ov[c])
-				}
-				VMOVSS(mnew, stateAt(0))
-				Label(same)
-				ms := t.Vec()
-				VBROADCASTSS(stateAt(0), ms)
-				b, cnt := GP64(), GP64()
-				MOVQ(bufL, b)
-				MOVQ(lCnt, cnt)
-				sum := t.expInPlace([]GPVirtual{b}, cnt, []VecVirtual{ms})[0]
-				VADDSS(stateAt(1), sum, sum)
-				VMOVSS(sum, stateAt(1))
-			}
 			// interleaved is a whole chunk of both tiles at key jL:
 			// the scores of loneChunk keys of the next tile (K at lKp,
 			// into lNext) and the P·V of as many of this one (V at lVp,
@@ -3135,7 +3147,7 @@ func (t tier) flashDecode() {
 			minTk(LabelRef(store))
 			scoresSpan(lCur, lZero, lCnt, 0)
 			maxOf(lCur)
-			softmaxReg(lCur)
+			softmaxReg(lCur, ov)
 			advK()
 			loop, last, chunk, chunkDone := NewLabel("fused_loop"), NewLabel("fused_last"), NewLabel("fused_chunk"), NewLabel("fused_chunk_done")
 			Label(loop)
@@ -3164,7 +3176,7 @@ func (t tier) flashDecode() {
 			JMP(LabelRef(chunk))
 			Label(chunkDone)
 			maxOf(lNext)
-			softmaxReg(lNext)
+			softmaxReg(lNext, ov)
 			nextTile()
 			JMP(LabelRef(loop))
 			Label(last)
@@ -3553,7 +3565,8 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // tile and the P·V of this one in one loop, loneChunk keys of each in
 // turn, with no software prefetch, so that K and V stream from memory
 // side by side, as kv-read reads them, and the scores' chains overlap
-// P·V's. Head-major AVX-512 f16 and AVX2 f32 only: where it was measured
+// P·V's. Head-major AVX-512 f16 and q8_0 (hd 128: q8Fused) and AVX2 f32
+// only: where it was measured
 // faster (Zen 5, hd 128, one thread, sweeps alternated, 3 rounds a set,
 // time over the paired kv-read, B/A against the phases one after the
 // other with their prefetch):
@@ -3576,7 +3589,7 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // of 4 or 2 keys 1.17–1.25, though 0.86–0.87 in L3: its phases' own
 // whole-row prefetch already read at 92–94 % of kv-read there), AVX2 f16
 // (from DRAM 0.82, but in L3 and L2 1.37–1.57: its four-key scores one
-// key at a time or rows interleaved), q8_0 (not built), position-major
+// key at a time or rows interleaved), AVX2's q8_0 (not built), position-major
 // caches (without prefetch their strided rows streamed 1.1–2.7 times
 // slower from DRAM). A chunk of 8 keys streamed 1.6–2.1 times slower
 // from DRAM than 4 (2 KB of K, then 2 KB of V, where 4 keys take 1 KB);
@@ -3650,8 +3663,11 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // % of the read), in cache 1.04–1.26 (the pipeline's gain there gone);
 // PREFETCHT0: from DRAM 1.10.
 func (t tier) lonePipelined() bool {
-	if t.pos || t.kv.q8 {
+	if t.pos {
 		return false
+	}
+	if t.kv.q8 {
+		return t.W == 16 // hd 128 alone (q8Fused; the dispatch checks D)
 	}
 	return (t.W == 16 && t.kv.size == 2) || (t.W == 8 && t.kv.size == 4)
 }
@@ -3667,3 +3683,236 @@ const loneChunk = 4
 // vector of each of the four rows at a time lost the pipeline's gain
 // from DRAM (0.97–1.06).
 func (t tier) scoresBy4() bool { return t.W == 16 && t.kv.size == 2 }
+
+// q8FusedBlocks is the q8_0 blocks of a row q8Fused takes: hd 128.
+const q8FusedBlocks = 4
+
+// q8Fused is the lone path (lonePipelined) of AVX-512's head-major q8_0
+// kernel, hd 128 alone (the caller's dispatch checks D): the f16 fused
+// loop's pipeline, the scores of the next tile and the P·V of this one in
+// one loop, its o and the quantized query's four blocks (q8QueryPair) in
+// registers for the call. A step takes eight keys of both tiles, a row
+// pair at a time, block by block: the pair's block of K (q8DotPair), then
+// the same block of its two V rows (q8Block), so that K and V stream side
+// by side, as kv-read reads them; then the four pairs' tree (reduceLanes)
+// and the eight scores scaled. Keys past a whole step go one at a time;
+// tile 0's scores and the last tile's P·V go alone.
+//
+// Against the phases (Zen 5, family 26 model 2, 2026-12-02; sweeps
+// alternated, 3 rounds, share of the paired kv-read, hd 128, one thread):
+// from DRAM (ctx 32768 --cold) 86–90 % against 74–78, in L3 (ctx 4096)
+// 34–39 against 36–38, where the q8_0 arithmetic bounds both (q8Block).
+// BenchmarkPaths (40 rounds, the phases' time over the pipeline's): from
+// DRAM 1.13, in L3 0.90. A decode's cache mostly comes from DRAM.
+func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish string, minTk func(LabelRef) GPVirtual, advK, nextTile func(), kvStride func() GPVirtual, maxOf func(Mem), softmaxReg func(Mem, []VecVirtual)) {
+	const nb = q8FusedBlocks
+	lE := AllocLocal(8)
+	var qb [nb]q8q
+	{
+		qp := GP64()
+		Load(Param("q"), qp)
+		for b := range qb {
+			qb[b] = t.q8QueryPair(Mem{Base: qp, Disp: b * q8BlockBytes})
+			if b > 0 {
+				qb[b].zero = qb[0].zero
+			}
+		}
+	}
+	ov := make([]VecVirtual, 2*nb)
+	for c := range ov {
+		ov[c] = t.Vec()
+		t.Zero(ov[c])
+	}
+	sc := ZMM()
+	VBROADCASTSS(scale, sc)
+	// rowPV: o += w·V row at vr (w in lane 0 of an xmm).
+	rowPV := func(vr GPVirtual, w VecVirtual) {
+		for b := range nb {
+			t.q8Block(Mem{Base: vr, Disp: b * q8BlockBytes}, w, func(c int, x, s VecVirtual) {
+				VFMADD231PS(x, s, ov[2*b+c])
+			})
+		}
+	}
+	// step8: eight keys from key jL, both tiles.
+	step8 := func(jL Mem, withPV bool) {
+		j, st := GP64(), kvStride()
+		MOVQ(jL, j)
+		kp, vp, wp := GP64(), GP64(), GP64()
+		MOVQ(j, kp)
+		IMULQ(st, kp)
+		MOVQ(kp, vp)
+		ADDQ(lKp, kp)
+		ADDQ(lVp, vp)
+		MOVQ(lCur, wp)
+		LEAQ(Mem{Base: wp, Index: j, Scale: 4}, wp)
+		var acc [4]VecVirtual
+		for p := range acc {
+			acc[p] = ZMM()
+			t.Zero(acc[p])
+		}
+		for p := range acc {
+			if p > 0 {
+				LEAQ(Mem{Base: kp, Index: st, Scale: 2}, kp)
+				LEAQ(Mem{Base: vp, Index: st, Scale: 2}, vp)
+			}
+			k1, v1 := GP64(), GP64()
+			LEAQ(Mem{Base: kp, Index: st, Scale: 1}, k1)
+			LEAQ(Mem{Base: vp, Index: st, Scale: 1}, v1)
+			var w0, w1 VecVirtual
+			if withPV {
+				w0, w1 = XMM(), XMM()
+				VMOVSS(Mem{Base: wp, Disp: 8 * p}, w0)
+				VMOVSS(Mem{Base: wp, Disp: 8*p + 4}, w1)
+			}
+			for b := range nb {
+				off := b * q8BlockBytes
+				t.q8DotPair(qb[b], Mem{Base: kp, Disp: off}, Mem{Base: k1, Disp: off}, acc[p])
+				if withPV {
+					for _, x := range []struct {
+						r GPVirtual
+						w VecVirtual
+					}{{vp, w0}, {v1, w1}} {
+						t.q8Block(Mem{Base: x.r, Disp: off}, x.w, func(c int, xv, s VecVirtual) {
+							VFMADD231PS(xv, s, ov[2*b+c])
+						})
+					}
+				}
+			}
+		}
+		y := reduceLanes(acc)
+		VMULPS(sc.AsY(), y, y)
+		b := GP64()
+		MOVQ(lNext, b)
+		if !withPV {
+			MOVQ(lCur, b)
+		}
+		VMOVUPS(y, Mem{Base: b, Index: j, Scale: 4})
+	}
+	// one: key jL alone: its score into bufL (when score) and its P·V
+	// (when pv).
+	one := func(jL Mem, bufL Mem, score, pv bool) {
+		j, st := GP64(), kvStride()
+		MOVQ(jL, j)
+		r := GP64()
+		MOVQ(j, r)
+		IMULQ(st, r)
+		if score {
+			kr := GP64()
+			MOVQ(r, kr)
+			ADDQ(lKp, kr)
+			a := ZMM()
+			t.Zero(a)
+			for b := range nb {
+				m := Mem{Base: kr, Disp: b * q8BlockBytes}
+				t.q8DotPair(qb[b], m, m, a)
+			}
+			x := XMM()
+			VEXTRACTF32X4(Imm(1), a.AsY(), x)
+			VADDPS(a.AsX(), x, x)
+			s1 := HReduce4(x, VADDPS)
+			VMULSS(sc.AsX(), s1, s1)
+			bp := GP64()
+			MOVQ(bufL, bp)
+			VMOVSS(s1, Mem{Base: bp, Index: j, Scale: 4})
+		}
+		if pv {
+			vr, wp := GP64(), GP64()
+			MOVQ(r, vr)
+			ADDQ(lVp, vr)
+			MOVQ(lCur, wp)
+			w := XMM()
+			VMOVSS(Mem{Base: wp, Index: j, Scale: 4}, w)
+			rowPV(vr, w)
+		}
+	}
+	store := NewLabel("q8fused_store")
+	minTk(LabelRef(store))
+	// Tile 0's scores alone.
+	{
+		MOVQ(U32(0), lE)
+		l8, l1, dn := NewLabel("q8f0_8"), NewLabel("q8f0_1"), NewLabel("q8f0_done")
+		Label(l8)
+		j, e := GP64(), GP64()
+		MOVQ(lE, j)
+		LEAQ(Mem{Base: j, Disp: 8}, e)
+		CMPQ(e, lCnt)
+		JG(LabelRef(l1))
+		step8(lE, false)
+		ADDQ(Imm(8), lE)
+		JMP(LabelRef(l8))
+		Label(l1)
+		j1 := GP64()
+		MOVQ(lE, j1)
+		CMPQ(j1, lCnt)
+		JGE(LabelRef(dn))
+		one(lE, lCur, true, false)
+		INCQ(lE)
+		JMP(LabelRef(l1))
+		Label(dn)
+	}
+	maxOf(lCur)
+	softmaxReg(lCur, ov)
+	advK()
+	loop, last, chunk, single, chunkDone := NewLabel("q8f_loop"), NewLabel("q8f_last"), NewLabel("q8f_chunk"), NewLabel("q8f_single"), NewLabel("q8f_chunk_done")
+	Label(loop)
+	minTk(LabelRef(last))
+	MOVQ(U32(0), lE)
+	Label(chunk)
+	{
+		j, e := GP64(), GP64()
+		MOVQ(lE, j)
+		CMPQ(j, lCurCnt)
+		JGE(LabelRef(chunkDone))
+		LEAQ(Mem{Base: j, Disp: 8}, e)
+		CMPQ(e, lCnt)
+		JG(LabelRef(single))
+	}
+	step8(lE, true)
+	ADDQ(Imm(8), lE)
+	JMP(LabelRef(chunk))
+	Label(single)
+	{
+		j := GP64()
+		MOVQ(lE, j)
+		CMPQ(j, lCurCnt)
+		JGE(LabelRef(chunkDone))
+		noScore, pvOnly := NewLabel("q8f_noscore"), NewLabel("q8f_pvdone")
+		CMPQ(j, lCnt)
+		JGE(LabelRef(noScore))
+		one(lE, lNext, true, true)
+		JMP(LabelRef(pvOnly))
+		Label(noScore)
+		one(lE, lNext, false, true)
+		Label(pvOnly)
+		INCQ(lE)
+		JMP(LabelRef(single))
+	}
+	Label(chunkDone)
+	maxOf(lNext)
+	softmaxReg(lNext, ov)
+	nextTile()
+	JMP(LabelRef(loop))
+	Label(last)
+	{
+		MOVQ(U32(0), lE)
+		l1, dn := NewLabel("q8fl_1"), NewLabel("q8fl_done")
+		Label(l1)
+		j := GP64()
+		MOVQ(lE, j)
+		CMPQ(j, lCurCnt)
+		JGE(LabelRef(dn))
+		one(lE, lCur, false, true)
+		INCQ(lE)
+		JMP(LabelRef(l1))
+		Label(dn)
+	}
+	Label(store)
+	{
+		op := GP64()
+		Load(Param("o"), op)
+		for c := range ov {
+			VMOVUPS(ov[c], Mem{Base: op, Disp: c * t.VB()})
+		}
+	}
+	JMP(LabelRef(finish))
+}
