@@ -3110,16 +3110,7 @@ func (t tier) flashDecode() {
 			// 81–87 (7 rounds, round by round −1.6 to +3.2 points), from
 			// DRAM 96–97 both: not kept.
 			interleaved := func(jL Mem) {
-				j, st := GP64(), kvStride()
-				MOVQ(jL, j)
-				kp, vp, wp := GP64(), GP64(), GP64()
-				MOVQ(j, kp)
-				IMULQ(st, kp)
-				MOVQ(kp, vp)
-				ADDQ(lKp, kp)
-				ADDQ(lVp, vp)
-				MOVQ(lCur, wp)
-				LEAQ(Mem{Base: wp, Index: j, Scale: 4}, wp)
+				j, st, kp, vp, wp := stepRows(jL, kvStride, lKp, lVp, lCur)
 				acc := make([]VecVirtual, loneChunk)
 				for i := range acc {
 					acc[i] = t.Vec()
@@ -3684,6 +3675,24 @@ const loneChunk = 4
 // from DRAM (0.97–1.06).
 func (t tier) scoresBy4() bool { return t.W == 16 && t.kv.size == 2 }
 
+// stepRows addresses a step of a lone pipeline's fused loop at key jL: it
+// returns j, the rows' stride (from stride), the next tile's K row j (from
+// lKp), this tile's V row j (from lVp) and this tile's weight j (from
+// lCur).
+func stepRows(jL Mem, stride func() GPVirtual, lKp, lVp, lCur Mem) (j, st, kp, vp, wp GPVirtual) {
+	j, st = GP64(), stride()
+	MOVQ(jL, j)
+	kp, vp, wp = GP64(), GP64(), GP64()
+	MOVQ(j, kp)
+	IMULQ(st, kp)
+	MOVQ(kp, vp)
+	ADDQ(lKp, kp)
+	ADDQ(lVp, vp)
+	MOVQ(lCur, wp)
+	LEAQ(Mem{Base: wp, Index: j, Scale: 4}, wp)
+	return j, st, kp, vp, wp
+}
+
 // q8FusedBlocks is the q8_0 blocks of a row q8Fused takes: hd 128.
 const q8FusedBlocks = 4
 
@@ -3735,16 +3744,7 @@ func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish st
 	}
 	// step8: eight keys from key jL, both tiles.
 	step8 := func(jL Mem, withPV bool) {
-		j, st := GP64(), kvStride()
-		MOVQ(jL, j)
-		kp, vp, wp := GP64(), GP64(), GP64()
-		MOVQ(j, kp)
-		IMULQ(st, kp)
-		MOVQ(kp, vp)
-		ADDQ(lKp, kp)
-		ADDQ(lVp, vp)
-		MOVQ(lCur, wp)
-		LEAQ(Mem{Base: wp, Index: j, Scale: 4}, wp)
+		j, st, kp, vp, wp := stepRows(jL, kvStride, lKp, lVp, lCur)
 		var acc [4]VecVirtual
 		for p := range acc {
 			acc[p] = ZMM()
