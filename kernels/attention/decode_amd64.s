@@ -23554,7 +23554,7 @@ fmaxfin_1:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X16, X17
 	VUCOMISS     X16, X17
-	JEQ          fused_same_1
+	JEQ          no_rescale_15
 	VSUBSS       X17, X16, X16
 	VBROADCASTSS X16, Z16
 	TESTQ        $0x00000008, mode+104(FP)
@@ -23621,7 +23621,7 @@ exp_chosen_41:
 	MOVQ   32(SP), CX
 	VMOVSS X17, (AX)(CX*4)
 
-fused_same_1:
+no_rescale_15:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z16
@@ -24213,7 +24213,7 @@ fmaxfin_2:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X16, X17
 	VUCOMISS     X16, X17
-	JEQ          fused_same_2
+	JEQ          no_rescale_16
 	VSUBSS       X17, X16, X16
 	VBROADCASTSS X16, Z16
 	TESTQ        $0x00000008, mode+104(FP)
@@ -24280,7 +24280,7 @@ exp_chosen_44:
 	MOVQ   32(SP), CX
 	VMOVSS X17, (AX)(CX*4)
 
-fused_same_2:
+no_rescale_16:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z16
@@ -24672,7 +24672,7 @@ fmaxfin_3:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X8, X9
 	VUCOMISS     X8, X9
-	JEQ          fused_same_3
+	JEQ          no_rescale_17
 	VSUBSS       X9, X8, X8
 	VBROADCASTSS X8, Z8
 	TESTQ        $0x00000008, mode+104(FP)
@@ -24735,7 +24735,7 @@ exp_chosen_47:
 	MOVQ   32(SP), CX
 	VMOVSS X9, (AX)(CX*4)
 
-fused_same_3:
+no_rescale_17:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z8
@@ -25215,7 +25215,7 @@ fmaxfin_4:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X8, X9
 	VUCOMISS     X8, X9
-	JEQ          fused_same_4
+	JEQ          no_rescale_18
 	VSUBSS       X9, X8, X8
 	VBROADCASTSS X8, Z8
 	TESTQ        $0x00000008, mode+104(FP)
@@ -25278,7 +25278,7 @@ exp_chosen_50:
 	MOVQ   32(SP), CX
 	VMOVSS X9, (AX)(CX*4)
 
-fused_same_4:
+no_rescale_18:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z8
@@ -26120,7 +26120,7 @@ scores_done_31:
 	MOVQ          32(SP), CX
 	VMAXSS        (AX)(CX*4), X0, X1
 	VUCOMISS      X0, X1
-	JEQ           no_rescale_15
+	JEQ           no_rescale_19
 	VSUBSS        X1, X0, X0
 	VBROADCASTSS  X0, Z0
 	TESTQ         $0x00000008, mode+104(FP)
@@ -26193,7 +26193,7 @@ scale_loop_19:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_15:
+no_rescale_19:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -27332,7 +27332,7 @@ lone_chunk_done_2:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_16
+	JEQ          no_rescale_20
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -27405,7 +27405,7 @@ scale_loop_20:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_16:
+no_rescale_20:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -29070,7 +29070,7 @@ softmax_9:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_17
+	JEQ          no_rescale_21
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -29147,7 +29147,7 @@ scale_loop_21:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_17:
+no_rescale_21:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -29158,7 +29158,7 @@ no_rescale_17:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_18
+	JEQ          no_rescale_22
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -29236,7 +29236,7 @@ scale_loop_22:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_18:
+no_rescale_22:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -29529,7 +29529,7 @@ softmax_10:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_19
+	JEQ          no_rescale_23
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -29606,7 +29606,7 @@ scale_loop_23:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_19:
+no_rescale_23:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -31446,7 +31446,7 @@ softmax_11:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_20
+	JEQ          no_rescale_24
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -31519,7 +31519,7 @@ scale_loop_25:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_20:
+no_rescale_24:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -31530,7 +31530,7 @@ no_rescale_20:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_21
+	JEQ          no_rescale_25
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -31604,7 +31604,7 @@ scale_loop_26:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_21:
+no_rescale_25:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -31893,7 +31893,7 @@ softmax_12:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_22
+	JEQ          no_rescale_26
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -31966,7 +31966,7 @@ scale_loop_27:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_22:
+no_rescale_26:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -33118,7 +33118,7 @@ q8f0_8_1:
 	MOVQ            272(SP), AX
 	LEAQ            8(AX), AX
 	CMPQ            AX, 24(SP)
-	JG              q8f0_1_1
+	JG              q8f0_8_done_1
 	MOVQ            stride+96(FP), CX
 	MOVQ            272(SP), AX
 	MOVQ            AX, DX
@@ -33359,10 +33359,12 @@ q8f0_8_1:
 	ADDQ            $0x08, 272(SP)
 	JMP             q8f0_8_1
 
+q8f0_8_done_1:
 q8f0_1_1:
 	MOVQ            272(SP), AX
+	LEAQ            1(AX), AX
 	CMPQ            AX, 24(SP)
-	JGE             q8f0_done_1
+	JG              q8f0_1_done_1
 	MOVQ            stride+96(FP), CX
 	MOVQ            272(SP), AX
 	MOVQ            AX, DX
@@ -33427,10 +33429,10 @@ q8f0_1_1:
 	VMULSS          X17, X19, X19
 	MOVQ            240(SP), CX
 	VMOVSS          X19, (CX)(AX*4)
-	INCQ            272(SP)
+	ADDQ            $0x01, 272(SP)
 	JMP             q8f0_1_1
 
-q8f0_done_1:
+q8f0_1_done_1:
 	MOVQ         240(SP), AX
 	MOVQ         24(SP), CX
 	VBROADCASTSS expconst<>+0(SB), Z18
@@ -33478,7 +33480,7 @@ fmaxfin_5:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X18, X19
 	VUCOMISS     X18, X19
-	JEQ          fused_same_5
+	JEQ          no_rescale_27
 	VSUBSS       X19, X18, X18
 	VBROADCASTSS X18, Z18
 	TESTQ        $0x00000008, mode+104(FP)
@@ -33545,7 +33547,7 @@ exp_chosen_77:
 	MOVQ   32(SP), CX
 	VMOVSS X19, (AX)(CX*4)
 
-fused_same_5:
+no_rescale_27:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z18
@@ -33713,13 +33715,11 @@ q8f_loop_1:
 	MOVQ    CX, 24(SP)
 	MOVQ    $0x00000000, 272(SP)
 
-q8f_chunk_1:
+q8f_8_1:
 	MOVQ            272(SP), AX
-	CMPQ            AX, 256(SP)
-	JGE             q8f_chunk_done_1
 	LEAQ            8(AX), AX
 	CMPQ            AX, 24(SP)
-	JG              q8f_single_1
+	JG              q8f_8_done_1
 	MOVQ            stride+96(FP), CX
 	MOVQ            272(SP), AX
 	MOVQ            AX, DX
@@ -34285,12 +34285,15 @@ q8f_chunk_1:
 	MOVQ            248(SP), CX
 	VMOVUPS         Y19, (CX)(AX*4)
 	ADDQ            $0x08, 272(SP)
-	JMP             q8f_chunk_1
+	JMP             q8f_8_1
 
-q8f_single_1:
+q8f_8_done_1:
+q8f_1_1:
 	MOVQ            272(SP), AX
+	LEAQ            1(AX), AX
 	CMPQ            AX, 256(SP)
-	JGE             q8f_chunk_done_1
+	JG              q8f_1_done_1
+	MOVQ            272(SP), AX
 	CMPQ            AX, 24(SP)
 	JGE             q8f_noscore_1
 	MOVQ            stride+96(FP), CX
@@ -34401,7 +34404,7 @@ q8f_single_1:
 	VPMOVSXBD       120(CX), Z19
 	VCVTDQ2PS       Z19, Z19
 	VFMADD231PS     Z19, Z18, Z16
-	JMP             q8f_pvdone_1
+	JMP             q8f_scored_1
 
 q8f_noscore_1:
 	MOVQ         stride+96(FP), CX
@@ -34453,11 +34456,11 @@ q8f_noscore_1:
 	VCVTDQ2PS    Z19, Z19
 	VFMADD231PS  Z19, Z18, Z16
 
-q8f_pvdone_1:
-	INCQ 272(SP)
-	JMP  q8f_single_1
+q8f_scored_1:
+	ADDQ $0x01, 272(SP)
+	JMP  q8f_1_1
 
-q8f_chunk_done_1:
+q8f_1_done_1:
 	MOVQ         248(SP), AX
 	MOVQ         24(SP), CX
 	VBROADCASTSS expconst<>+0(SB), Z18
@@ -34505,7 +34508,7 @@ fmaxfin_6:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X18, X19
 	VUCOMISS     X18, X19
-	JEQ          fused_same_6
+	JEQ          no_rescale_28
 	VSUBSS       X19, X18, X18
 	VBROADCASTSS X18, Z18
 	TESTQ        $0x00000008, mode+104(FP)
@@ -34572,7 +34575,7 @@ exp_chosen_80:
 	MOVQ   32(SP), CX
 	VMOVSS X19, (AX)(CX*4)
 
-fused_same_6:
+no_rescale_28:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z18
@@ -34744,8 +34747,9 @@ q8f_last_1:
 
 q8fl_1_1:
 	MOVQ         272(SP), AX
+	LEAQ         1(AX), AX
 	CMPQ         AX, 256(SP)
-	JGE          q8fl_done_1
+	JG           q8fl_1_done_1
 	MOVQ         stride+96(FP), CX
 	MOVQ         272(SP), AX
 	MOVQ         AX, DX
@@ -34794,10 +34798,10 @@ q8fl_1_1:
 	VPMOVSXBD    120(CX), Z1
 	VCVTDQ2PS    Z1, Z1
 	VFMADD231PS  Z1, Z0, Z16
-	INCQ         272(SP)
+	ADDQ         $0x01, 272(SP)
 	JMP          q8fl_1_1
 
-q8fl_done_1:
+q8fl_1_done_1:
 q8fused_store_1:
 	MOVQ    o+0(FP), AX
 	VMOVUPS Z9, (AX)
@@ -36466,7 +36470,7 @@ softmax_13:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_23
+	JEQ          no_rescale_29
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -36543,7 +36547,7 @@ scale_loop_29:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_23:
+no_rescale_29:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -36554,7 +36558,7 @@ no_rescale_23:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_24
+	JEQ          no_rescale_30
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -36632,7 +36636,7 @@ scale_loop_30:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_24:
+no_rescale_30:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -36925,7 +36929,7 @@ softmax_14:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_25
+	JEQ          no_rescale_31
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -37002,7 +37006,7 @@ scale_loop_31:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_25:
+no_rescale_31:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -42524,7 +42528,7 @@ softmax_15:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_26
+	JEQ          no_rescale_32
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -42597,7 +42601,7 @@ scale_loop_33:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_26:
+no_rescale_32:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -42608,7 +42612,7 @@ no_rescale_26:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_27
+	JEQ          no_rescale_33
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -42682,7 +42686,7 @@ scale_loop_34:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_27:
+no_rescale_33:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -42971,7 +42975,7 @@ softmax_16:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_28
+	JEQ          no_rescale_34
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -43044,7 +43048,7 @@ scale_loop_35:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_28:
+no_rescale_34:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -47208,7 +47212,7 @@ softmax_17:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_29
+	JEQ          no_rescale_35
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -47285,7 +47289,7 @@ scale_loop_37:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_29:
+no_rescale_35:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -47296,7 +47300,7 @@ no_rescale_29:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_30
+	JEQ          no_rescale_36
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -47374,7 +47378,7 @@ scale_loop_38:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_30:
+no_rescale_36:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -47667,7 +47671,7 @@ softmax_18:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_31
+	JEQ          no_rescale_37
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -47744,7 +47748,7 @@ scale_loop_39:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_31:
+no_rescale_37:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -54359,7 +54363,7 @@ softmax_19:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_32
+	JEQ          no_rescale_38
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -54432,7 +54436,7 @@ scale_loop_41:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_32:
+no_rescale_38:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -54443,7 +54447,7 @@ no_rescale_32:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_33
+	JEQ          no_rescale_39
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -54517,7 +54521,7 @@ scale_loop_42:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_33:
+no_rescale_39:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -54806,7 +54810,7 @@ softmax_20:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_34
+	JEQ          no_rescale_40
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -54879,7 +54883,7 @@ scale_loop_43:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_34:
+no_rescale_40:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -57945,7 +57949,7 @@ softmax_21:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_35
+	JEQ          no_rescale_41
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -58022,7 +58026,7 @@ scale_loop_45:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_35:
+no_rescale_41:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -58033,7 +58037,7 @@ no_rescale_35:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_36
+	JEQ          no_rescale_42
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -58111,7 +58115,7 @@ scale_loop_46:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_36:
+no_rescale_42:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -58404,7 +58408,7 @@ softmax_22:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_37
+	JEQ          no_rescale_43
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Y0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -58481,7 +58485,7 @@ scale_loop_47:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_37:
+no_rescale_43:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Y0
@@ -60212,7 +60216,7 @@ softmax_23:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_38
+	JEQ          no_rescale_44
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -60285,7 +60289,7 @@ scale_loop_49:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_38:
+no_rescale_44:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VMOVSS       4(AX)(CX*4), X0
@@ -60296,7 +60300,7 @@ no_rescale_38:
 	MOVQ         32(SP), CX
 	VMAXSS       4(AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_39
+	JEQ          no_rescale_45
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -60370,7 +60374,7 @@ scale_loop_50:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, 4(AX)(CX*4)
 
-no_rescale_39:
+no_rescale_45:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0
@@ -60659,7 +60663,7 @@ softmax_24:
 	MOVQ         32(SP), CX
 	VMAXSS       (AX)(CX*4), X0, X1
 	VUCOMISS     X0, X1
-	JEQ          no_rescale_40
+	JEQ          no_rescale_46
 	VSUBSS       X1, X0, X0
 	VBROADCASTSS X0, Z0
 	TESTQ        $0x00000008, mode+104(FP)
@@ -60732,7 +60736,7 @@ scale_loop_51:
 	MOVQ    32(SP), CX
 	VMOVSS  X1, (AX)(CX*4)
 
-no_rescale_40:
+no_rescale_46:
 	MOVQ         state+72(FP), AX
 	MOVQ         32(SP), CX
 	VBROADCASTSS (AX)(CX*4), Z0

@@ -1043,6 +1043,16 @@ func headAt(b0, b4, idx, idx3 GPVirtual, h, disp int) Mem {
 	return Mem{Base: b, Disp: disp}
 }
 
+// zeroed returns n vectors of t, each set to 0.
+func (t tier) zeroed(n int) []VecVirtual {
+	v := make([]VecVirtual, n)
+	for i := range v {
+		v[i] = t.Vec()
+		t.Zero(v[i])
+	}
+	return v
+}
+
 // negInfs returns ny ymm and nx xmm registers set to −Inf: running maxima.
 func negInfs(ny, nx int) (y, x []VecVirtual) {
 	for range ny {
@@ -2684,7 +2694,9 @@ func (t tier) flashDecode() {
 	// rescale(k) updates head h+k's running max from its tile max: where
 	// it grew, c = exp(m_old − m_new) (0 on the first tile, where m_old
 	// = −Inf), s *= c, o *= c, m = m_new.
-	rescale := func(k int) {
+	//
+	// grow is rescale with o wherever it is: scaled(c) multiplies it.
+	grow := func(k int, scaled func(c VecVirtual)) {
 		mold, mnew := XMM(), XMM()
 		VMOVSS(stateAt(0).Offset(4*k), mold)
 		VMAXSS(stateAt(2).Offset(4*k), mold, mnew)
@@ -2699,14 +2711,19 @@ func (t tier) flashDecode() {
 		sv := XMM()
 		VMULSS(stateAt(1).Offset(4*k), c.AsX(), sv)
 		VMOVSS(sv, stateAt(1).Offset(4*k))
-		db := rowBytes()
-		row := headRow("o", db)
-		for range k { // head h+k's row
-			ADDQ(db, row)
-		}
-		t.scaleRow(row, db, c)
+		scaled(c)
 		VMOVSS(mnew, stateAt(0).Offset(4*k))
 		Label(same)
+	}
+	rescale := func(k int) {
+		grow(k, func(c VecVirtual) {
+			db := rowBytes()
+			row := headRow("o", db)
+			for range k { // head h+k's row
+				ADDQ(db, row)
+			}
+			t.scaleRow(row, db, c)
+		})
 	}
 	// softmax(n) is the phase for heads h … h+n−1: rescale each, then
 	// their exps in one loop and their sums into s.
@@ -2896,6 +2913,18 @@ func (t tier) flashDecode() {
 	// 2026-12-02, sweeps alternated, 4 rounds, share of the paired
 	// kv-read): in L3 (ctx 4096) 69–80 % against 70–86, from DRAM (ctx
 	// 32768 --cold) 55–68 % against 72–84.
+	// tileExp exps a lone head's lCnt scores at bufL in place, less the
+	// running max, and adds their sum to s.
+	tileExp := func(bufL Mem) {
+		ms := t.Vec()
+		VBROADCASTSS(stateAt(0), ms)
+		b, cnt := GP64(), GP64()
+		MOVQ(bufL, b)
+		MOVQ(lCnt, cnt)
+		sum := t.expInPlace([]GPVirtual{b}, cnt, []VecVirtual{ms})[0]
+		VADDSS(stateAt(1), sum, sum)
+		VMOVSS(sum, stateAt(1))
+	}
 	// maxOf sets mb to the max of the cnt scores at bufL.
 	maxOf := func(bufL Mem) {
 		b, n := GP64(), GP64()
@@ -2929,36 +2958,23 @@ func (t tier) flashDecode() {
 	// where it grew, the tile's scores at bufL exp'd in place, their sum
 	// added to s.
 	softmaxReg := func(bufL Mem, ov []VecVirtual) {
-		mold, mnew := XMM(), XMM()
-		VMOVSS(stateAt(0), mold)
-		VMAXSS(stateAt(2), mold, mnew)
-		same := NewLabel("fused_same")
-		VUCOMISS(mold, mnew)
-		JEQ(LabelRef(same))
-		cx := XMM()
-		VSUBSS(mnew, mold, cx)
-		cv := t.Vec()
-		VBROADCASTSS(cx, cv)
-		byExp(func(fast bool) { t.Exp(fast, cv) })
-		sv := XMM()
-		VMULSS(stateAt(1), cv.AsX(), sv)
-		VMOVSS(sv, stateAt(1))
+		grow(0, func(cv VecVirtual) {
+			for c := range ov {
+				VMULPS(cv, ov[c], ov[c])
+			}
+		})
+		tileExp(bufL)
+	}
+	// storeFused writes a fused loop's output, in registers, to o.
+	storeFused := func(ov []VecVirtual) {
+		op := GP64()
+		Load(Param("o"), op)
 		for c := range ov {
-			VMULPS(cv, ov[c], ov[c])
+			VMOVUPS(ov[c], Mem{Base: op, Disp: c * t.VB()})
 		}
-		VMOVSS(mnew, stateAt(0))
-		Label(same)
-		ms := t.Vec()
-		VBROADCASTSS(stateAt(0), ms)
-		b, cnt := GP64(), GP64()
-		MOVQ(bufL, b)
-		MOVQ(lCnt, cnt)
-		sum := t.expInPlace([]GPVirtual{b}, cnt, []VecVirtual{ms})[0]
-		VADDSS(stateAt(1), sum, sum)
-		VMOVSS(sum, stateAt(1))
 	}
 	if t.kv.q8 {
-		t.q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale, finish, minTk, advK, nextTile, kvStride, maxOf, softmaxReg)
+		t.q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale, finish, minTk, advK, nextTile, kvStride, maxOf, softmaxReg, storeFused)
 		return
 	}
 	if t.W == 16 {
@@ -2998,11 +3014,7 @@ func (t tier) flashDecode() {
 				MOVQ(j, rp)
 				IMULQ(st, rp)
 				ADDQ(lKp, rp)
-				acc := make([]VecVirtual, n)
-				for i := range n {
-					acc[i] = t.Vec()
-					t.Zero(acc[i])
-				}
+				acc := t.zeroed(n)
 				for i := range n {
 					if i > 0 {
 						ADDQ(st, rp)
@@ -3111,11 +3123,7 @@ func (t tier) flashDecode() {
 			// DRAM 96–97 both: not kept.
 			interleaved := func(jL Mem) {
 				j, st, kp, vp, wp := stepRows(jL, kvStride, lKp, lVp, lCur)
-				acc := make([]VecVirtual, loneChunk)
-				for i := range acc {
-					acc[i] = t.Vec()
-					t.Zero(acc[i])
-				}
+				acc := t.zeroed(loneChunk)
 				for i := range loneChunk {
 					if i > 0 {
 						ADDQ(st, kp)
@@ -3173,27 +3181,14 @@ func (t tier) flashDecode() {
 			Label(last)
 			pvSpan(lCur, lZero, lCurCnt, 0)
 			Label(store)
-			{
-				op := GP64()
-				Load(Param("o"), op)
-				for c := range nc {
-					VMOVUPS(ov[c], Mem{Base: op, Disp: c * t.VB()})
-				}
-			}
+			storeFused(ov)
 			JMP(LabelRef(finish))
 			Label(skip)
 		}
 	}
 	loneSoftmax := func(bufL Mem) {
 		rescale(0)
-		ms := t.Vec()
-		VBROADCASTSS(stateAt(0), ms)
-		b, cnt := GP64(), GP64()
-		MOVQ(bufL, b)
-		MOVQ(lCnt, cnt)
-		sum := t.expInPlace([]GPVirtual{b}, cnt, []VecVirtual{ms})[0]
-		VADDSS(stateAt(1), sum, sum)
-		VMOVSS(sum, stateAt(1))
+		tileExp(bufL)
 	}
 	scoresAt := func(bufL Mem, j, cnt GPVirtual) VecVirtual {
 		db := rowBytes()
@@ -3713,7 +3708,7 @@ const q8FusedBlocks = 4
 // 34–39 against 36–38, where the q8_0 arithmetic bounds both (q8Block).
 // BenchmarkPaths (40 rounds, the phases' time over the pipeline's): from
 // DRAM 1.13, in L3 0.90. A decode's cache mostly comes from DRAM.
-func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish string, minTk func(LabelRef) GPVirtual, advK, nextTile func(), kvStride func() GPVirtual, maxOf func(Mem), softmaxReg func(Mem, []VecVirtual)) {
+func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish string, minTk func(LabelRef) GPVirtual, advK, nextTile func(), kvStride func() GPVirtual, maxOf func(Mem), softmaxReg func(Mem, []VecVirtual), storeFused func([]VecVirtual)) {
 	const nb = q8FusedBlocks
 	lE := AllocLocal(8)
 	var qb [nb]q8q
@@ -3825,94 +3820,58 @@ func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish st
 			rowPV(vr, w)
 		}
 	}
+	// keys emits "for ; lE+n ≤ bound; lE += n { body() }".
+	keys := func(name string, n int, bound Mem, body func()) {
+		top, done := NewLabel(name), NewLabel(name+"_done")
+		Label(top)
+		j, e := GP64(), GP64()
+		MOVQ(lE, j)
+		LEAQ(Mem{Base: j, Disp: n}, e)
+		CMPQ(e, bound)
+		JG(LabelRef(done))
+		body()
+		ADDQ(Imm(uint64(n)), lE)
+		JMP(LabelRef(top))
+		Label(done)
+	}
 	store := NewLabel("q8fused_store")
 	minTk(LabelRef(store))
 	// Tile 0's scores alone.
-	{
-		MOVQ(U32(0), lE)
-		l8, l1, dn := NewLabel("q8f0_8"), NewLabel("q8f0_1"), NewLabel("q8f0_done")
-		Label(l8)
-		j, e := GP64(), GP64()
-		MOVQ(lE, j)
-		LEAQ(Mem{Base: j, Disp: 8}, e)
-		CMPQ(e, lCnt)
-		JG(LabelRef(l1))
-		step8(lE, false)
-		ADDQ(Imm(8), lE)
-		JMP(LabelRef(l8))
-		Label(l1)
-		j1 := GP64()
-		MOVQ(lE, j1)
-		CMPQ(j1, lCnt)
-		JGE(LabelRef(dn))
-		one(lE, lCur, true, false)
-		INCQ(lE)
-		JMP(LabelRef(l1))
-		Label(dn)
-	}
+	MOVQ(U32(0), lE)
+	keys("q8f0_8", 8, lCnt, func() { step8(lE, false) })
+	keys("q8f0_1", 1, lCnt, func() { one(lE, lCur, true, false) })
 	maxOf(lCur)
 	softmaxReg(lCur, ov)
 	advK()
-	loop, last, chunk, single, chunkDone := NewLabel("q8f_loop"), NewLabel("q8f_last"), NewLabel("q8f_chunk"), NewLabel("q8f_single"), NewLabel("q8f_chunk_done")
+	// Then tile after tile: eight keys of both at a time while the next
+	// tile has them (it is never longer than this one), then this tile's
+	// rest a key at a time, each scored while the next tile has it.
+	loop, last := NewLabel("q8f_loop"), NewLabel("q8f_last")
 	Label(loop)
 	minTk(LabelRef(last))
 	MOVQ(U32(0), lE)
-	Label(chunk)
-	{
-		j, e := GP64(), GP64()
-		MOVQ(lE, j)
-		CMPQ(j, lCurCnt)
-		JGE(LabelRef(chunkDone))
-		LEAQ(Mem{Base: j, Disp: 8}, e)
-		CMPQ(e, lCnt)
-		JG(LabelRef(single))
-	}
-	step8(lE, true)
-	ADDQ(Imm(8), lE)
-	JMP(LabelRef(chunk))
-	Label(single)
-	{
+	keys("q8f_8", 8, lCnt, func() { step8(lE, true) })
+	keys("q8f_1", 1, lCurCnt, func() {
 		j := GP64()
 		MOVQ(lE, j)
-		CMPQ(j, lCurCnt)
-		JGE(LabelRef(chunkDone))
-		noScore, pvOnly := NewLabel("q8f_noscore"), NewLabel("q8f_pvdone")
+		noScore, done := NewLabel("q8f_noscore"), NewLabel("q8f_scored")
 		CMPQ(j, lCnt)
 		JGE(LabelRef(noScore))
 		one(lE, lNext, true, true)
-		JMP(LabelRef(pvOnly))
+		JMP(LabelRef(done))
 		Label(noScore)
 		one(lE, lNext, false, true)
-		Label(pvOnly)
-		INCQ(lE)
-		JMP(LabelRef(single))
-	}
-	Label(chunkDone)
+		Label(done)
+	})
 	maxOf(lNext)
 	softmaxReg(lNext, ov)
 	nextTile()
 	JMP(LabelRef(loop))
+	// The last tile's P·V alone.
 	Label(last)
-	{
-		MOVQ(U32(0), lE)
-		l1, dn := NewLabel("q8fl_1"), NewLabel("q8fl_done")
-		Label(l1)
-		j := GP64()
-		MOVQ(lE, j)
-		CMPQ(j, lCurCnt)
-		JGE(LabelRef(dn))
-		one(lE, lCur, false, true)
-		INCQ(lE)
-		JMP(LabelRef(l1))
-		Label(dn)
-	}
+	MOVQ(U32(0), lE)
+	keys("q8fl_1", 1, lCurCnt, func() { one(lE, lCur, false, true) })
 	Label(store)
-	{
-		op := GP64()
-		Load(Param("o"), op)
-		for c := range ov {
-			VMOVUPS(ov[c], Mem{Base: op, Disp: c * t.VB()})
-		}
-	}
+	storeFused(ov)
 	JMP(LabelRef(finish))
 }
