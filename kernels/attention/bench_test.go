@@ -154,7 +154,7 @@ func BenchmarkF16Floor(b *testing.B) {
 // at tile_k 16 (8 KB of K) reads its K and V in that order, and its near
 // prefetch (the generator's prefetcher) keeps it at about as much: 75–76
 // % of the paired kv-read there, the target from DRAM 80. The lone head's
-// pipeline reads 1 KB of K and 1 KB of V in turn (lonePipelined). Larger
+// pipeline reads a vector of K and one of V in turn (lonePipelined). Larger
 // tiles cost the order less only far past L1 (the same guest, 30 rounds,
 // AVX-512's loop): 8 KB 82 %, 16 KB 77, 32 KB 76, 64 KB 83, 128 KB 89.
 //

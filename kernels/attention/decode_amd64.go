@@ -110,11 +110,12 @@ func loneTileCapOn(v cpuid.Vendor, fam int, avx512 bool) int {
 
 // lonePipelinedOn reports whether a lone head (decode-flash, and a group
 // of one) takes the flash kernels' pipelined path on a CPU of this vendor:
-// the scores of the next tile beside this tile's P·V, four keys of each in
-// turn and no software prefetch, where the phases (scores, softmax, P·V
-// one after the other) prefetch a tile ahead. Only the head-major AVX-512
-// f16 and AVX2 f32 kernels have that path (the generator's lonePipelined,
-// whose doc has the measurements). Which is faster is the CPU's:
+// the scores of the next tile beside this tile's P·V, K and V read in turn
+// (AVX-512: a vector, for q8_0 a block, of each; AVX2: four keys of each)
+// and no software prefetch, where the phases (scores, softmax, P·V one
+// after the other) prefetch a tile ahead. Only the head-major AVX-512 f16
+// and q8_0 (hd 128) and AVX2 f32 kernels have that path (the generator's
+// lonePipelined, whose doc has the measurements). Which is faster is the CPU's:
 //
 //   - AMD (Zen 5, where it was built): the pipeline, from DRAM 0.81–0.90
 //     of the phases' time, in L3 0.81–0.84, in L2 0.89–0.95. Zen 4 (EPYC

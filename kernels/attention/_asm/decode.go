@@ -2856,7 +2856,8 @@ func (t tier) flashDecode() {
 		return
 	}
 	// A lone head, pipelined (lonePipelined): the scores of tile t+1 and
-	// the P·V of tile t in one loop, loneChunk keys of each in turn, then
+	// the P·V of tile t in one loop, loneChunk keys of each in turn (the
+	// fused loops below: interleaved, a vector or block of each), then
 	// tile t+1's softmax; tile 0's scores and softmax come first, the last
 	// tile's P·V alone last. The two tile buffers (tileBufs) take turns.
 	Label(loneL)
@@ -3549,7 +3550,8 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // lonePipelined reports whether t's flash kernel has a pipelined path for
 // a lone head (ng = 1: decode-flash, and MHA's groups of one): the scores of the next
 // tile and the P·V of this one in one loop, loneChunk keys of each in
-// turn, with no software prefetch, so that K and V stream from memory
+// turn (AVX-512's fused loops: a vector of K, then one of V; q8_0 a block
+// of each), with no software prefetch, so that K and V stream from memory
 // side by side, as kv-read reads them, and the scores' chains overlap
 // P·V's. Head-major AVX-512 f16 and q8_0 (hd 128: q8Fused) and AVX2 f32
 // only: where it was measured
@@ -3750,11 +3752,13 @@ func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish st
 				LEAQ(Mem{Base: kp, Index: st, Scale: 2}, kp)
 				LEAQ(Mem{Base: vp, Index: st, Scale: 2}, vp)
 			}
-			k1, v1 := GP64(), GP64()
+			k1 := GP64()
 			LEAQ(Mem{Base: kp, Index: st, Scale: 1}, k1)
-			LEAQ(Mem{Base: vp, Index: st, Scale: 1}, v1)
+			var v1 GPVirtual
 			var w0, w1 VecVirtual
 			if withPV {
+				v1 = GP64()
+				LEAQ(Mem{Base: vp, Index: st, Scale: 1}, v1)
 				w0, w1 = XMM(), XMM()
 				VMOVSS(Mem{Base: wp, Disp: 8 * p}, w0)
 				VMOVSS(Mem{Base: wp, Disp: 8*p + 4}, w1)
