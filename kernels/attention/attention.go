@@ -460,7 +460,16 @@ func (s Shape) Validate() error {
 //     prefetching the whole tile of V rather than half (the generator's
 //     scores) did not move the AVX2 call at 32 (1.00 from DRAM and in
 //     L3). Zen 4 now caps these tiles at about 4 KB of K where H = Hkv
-//     (Params.Tile, loneTileCapOn: q8_0's too).
+//     (Params.Tile, loneTileCapOn: q8_0's too). Since AVX-512's lone
+//     pipeline reads K and V interleaved (the generator's
+//     lonePipelined), larger tiles pay it in L3 and cost nothing from
+//     DRAM (Zen 5 family 26 model 2, 2026-12-02, hd 128, 3 rounds,
+//     share of the paired kv-read): in L3 (ctx 4096) tk 64 87–92 % and
+//     128 89–92 against 32's 85–87, from DRAM (ctx 32768 --cold) 95–97
+//     at all three; but AVX2's phases from DRAM 68–69 at 64 and 66–69
+//     at 128 against 73–74 at 32 (in L3 level). The tile is one for
+//     every tier, so it stays 32: a tile chosen per tier would take
+//     AVX-512's lone f16 head over 90 % of the read in L3 here.
 //   - everything else: AutoTileK, where the tiers split too (Zen 5).
 //     f32 one head a pass at hd 128, tk 32 to 128: AVX2 1.06–1.13 of tk
 //     16's time from DRAM. f16 groups (32:8, 64:8) at tk 32: 0.92–0.98
