@@ -75,6 +75,11 @@ func TestStalled(t *testing.T) {
 // (a pause the thread's clock counts as running, as a host's does) is
 // timed at its clean speed, those samples counted in Stalled and Rejected;
 // with Stall below 0 they are kept.
+//
+// The clean calls are timed on the host too: where its own noise spreads
+// them over more than a quarter-pause (stalled then rightly marks none: a
+// CI run on 2 busy vCPUs once kept 52 and marked 0), the measurement is
+// taken again, up to three times.
 func TestMeasureDropsStalled(t *testing.T) {
 	if err := PinThread(0); err != nil {
 		t.Logf("not pinned: %v", err)
@@ -92,9 +97,18 @@ func TestMeasureDropsStalled(t *testing.T) {
 		}
 	}
 	cfg := Config{MinTime: 30 * time.Millisecond, MinSamples: 20, SampleTime: 50 * time.Microsecond, Stall: 60 * time.Microsecond}
-	st, err := Measure(context.Background(), cfg, call, nil)
-	if err != nil {
-		t.Fatal(err)
+	var st Stats
+	for try := range 3 {
+		var err error
+		calls = 0
+		st, err = Measure(context.Background(), cfg, call, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Stalled > 0 || st.CallsPerSample != 1 {
+			break
+		}
+		t.Logf("try %d: stalled 0, rejected %d, kept %d: the clean calls spread (a busy host), again", try+1, st.Rejected, st.Kept)
 	}
 	if st.CallsPerSample != 1 {
 		t.Skipf("%d calls a sample: the host is too slow for this test's 100 µs calls", st.CallsPerSample)
@@ -111,7 +125,7 @@ func TestMeasureDropsStalled(t *testing.T) {
 	}
 	cfg.Stall = -1
 	calls = 0
-	st, err = Measure(context.Background(), cfg, call, nil)
+	st, err := Measure(context.Background(), cfg, call, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
