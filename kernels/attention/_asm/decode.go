@@ -3724,29 +3724,20 @@ func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish st
 			}
 		}
 	}
-	ov := make([]VecVirtual, 2*nb)
-	for c := range ov {
-		ov[c] = t.Vec()
-		t.Zero(ov[c])
-	}
+	ov := t.zeroed(2 * nb)
 	sc := ZMM()
 	VBROADCASTSS(scale, sc)
-	// rowPV: o += w·V row at vr (w in lane 0 of an xmm).
-	rowPV := func(vr GPVirtual, w VecVirtual) {
-		for b := range nb {
-			t.q8Block(Mem{Base: vr, Disp: b * q8BlockBytes}, w, func(c int, x, s VecVirtual) {
-				VFMADD231PS(x, s, ov[2*b+c])
-			})
-		}
+	// blockPV: o += w·V block b of the row at vr (w in lane 0 of an xmm).
+	blockPV := func(vr GPVirtual, w VecVirtual, b int) {
+		t.q8Block(Mem{Base: vr, Disp: b * q8BlockBytes}, w, func(c int, x, s VecVirtual) {
+			VFMADD231PS(x, s, ov[2*b+c])
+		})
 	}
-	// step8: eight keys from key jL, both tiles.
-	step8 := func(jL Mem, withPV bool) {
+	// step8: eight keys from key jL, their scores (of the next tile's K
+	// at lKp) into bufL and, with pv, their P·V (this tile's V at lVp).
+	step8 := func(jL, bufL Mem, pv bool) {
 		j, st, kp, vp, wp := stepRows(jL, kvStride, lKp, lVp, lCur)
-		var acc [4]VecVirtual
-		for p := range acc {
-			acc[p] = ZMM()
-			t.Zero(acc[p])
-		}
+		acc := t.zeroed(4)
 		for p := range acc {
 			if p > 0 {
 				LEAQ(Mem{Base: kp, Index: st, Scale: 2}, kp)
@@ -3756,7 +3747,7 @@ func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish st
 			LEAQ(Mem{Base: kp, Index: st, Scale: 1}, k1)
 			var v1 GPVirtual
 			var w0, w1 VecVirtual
-			if withPV {
+			if pv {
 				v1 = GP64()
 				LEAQ(Mem{Base: vp, Index: st, Scale: 1}, v1)
 				w0, w1 = XMM(), XMM()
@@ -3766,62 +3757,56 @@ func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish st
 			for b := range nb {
 				off := b * q8BlockBytes
 				t.q8DotPair(qb[b], Mem{Base: kp, Disp: off}, Mem{Base: k1, Disp: off}, acc[p])
-				if withPV {
-					for _, x := range []struct {
-						r GPVirtual
-						w VecVirtual
-					}{{vp, w0}, {v1, w1}} {
-						t.q8Block(Mem{Base: x.r, Disp: off}, x.w, func(c int, xv, s VecVirtual) {
-							VFMADD231PS(xv, s, ov[2*b+c])
-						})
-					}
+				if pv {
+					blockPV(vp, w0, b)
+					blockPV(v1, w1, b)
 				}
 			}
 		}
-		y := reduceLanes(acc)
+		y := reduceLanes([4]VecVirtual(acc))
 		VMULPS(sc.AsY(), y, y)
-		b := GP64()
-		MOVQ(lNext, b)
-		if !withPV {
-			MOVQ(lCur, b)
-		}
-		VMOVUPS(y, Mem{Base: b, Index: j, Scale: 4})
+		out := GP64()
+		MOVQ(bufL, out)
+		VMOVUPS(y, Mem{Base: out, Index: j, Scale: 4})
 	}
-	// one: key jL alone: its score into bufL (when score) and its P·V
-	// (when pv).
-	one := func(jL Mem, bufL Mem, score, pv bool) {
+	// rowOf is key jL's index and its row's offset from the cache start.
+	rowOf := func(jL Mem) (j, r GPVirtual) {
 		j, st := GP64(), kvStride()
 		MOVQ(jL, j)
-		r := GP64()
+		r = GP64()
 		MOVQ(j, r)
 		IMULQ(st, r)
-		if score {
-			kr := GP64()
-			MOVQ(r, kr)
-			ADDQ(lKp, kr)
-			a := ZMM()
-			t.Zero(a)
-			for b := range nb {
-				m := Mem{Base: kr, Disp: b * q8BlockBytes}
-				t.q8DotPair(qb[b], m, m, a)
-			}
-			x := XMM()
-			VEXTRACTF32X4(Imm(1), a.AsY(), x)
-			VADDPS(a.AsX(), x, x)
-			s1 := HReduce4(x, VADDPS)
-			VMULSS(sc.AsX(), s1, s1)
-			bp := GP64()
-			MOVQ(bufL, bp)
-			VMOVSS(s1, Mem{Base: bp, Index: j, Scale: 4})
+		return j, r
+	}
+	// scoreOne: key jL's score (of the next tile's K at lKp) into bufL.
+	scoreOne := func(jL, bufL Mem) {
+		j, kr := rowOf(jL)
+		ADDQ(lKp, kr)
+		a := ZMM()
+		t.Zero(a)
+		for b := range nb {
+			m := Mem{Base: kr, Disp: b * q8BlockBytes}
+			t.q8DotPair(qb[b], m, m, a) // the row in both halves: the low one counts
 		}
-		if pv {
-			vr, wp := GP64(), GP64()
-			MOVQ(r, vr)
-			ADDQ(lVp, vr)
-			MOVQ(lCur, wp)
-			w := XMM()
-			VMOVSS(Mem{Base: wp, Index: j, Scale: 4}, w)
-			rowPV(vr, w)
+		x := XMM()
+		VEXTRACTF32X4(Imm(1), a.AsY(), x)
+		VADDPS(a.AsX(), x, x)
+		s1 := HReduce4(x, VADDPS)
+		VMULSS(sc.AsX(), s1, s1)
+		bp := GP64()
+		MOVQ(bufL, bp)
+		VMOVSS(s1, Mem{Base: bp, Index: j, Scale: 4})
+	}
+	// pvOne: key jL's P·V (this tile's V at lVp, its weight at lCur).
+	pvOne := func(jL Mem) {
+		j, vr := rowOf(jL)
+		ADDQ(lVp, vr)
+		wp := GP64()
+		MOVQ(lCur, wp)
+		w := XMM()
+		VMOVSS(Mem{Base: wp, Index: j, Scale: 4}, w)
+		for b := range nb {
+			blockPV(vr, w, b)
 		}
 	}
 	// keys emits "for ; lE+n ≤ bound; lE += n { body() }".
@@ -3842,8 +3827,8 @@ func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish st
 	minTk(LabelRef(store))
 	// Tile 0's scores alone.
 	MOVQ(U32(0), lE)
-	keys("q8f0_8", 8, lCnt, func() { step8(lE, false) })
-	keys("q8f0_1", 1, lCnt, func() { one(lE, lCur, true, false) })
+	keys("q8f0_8", 8, lCnt, func() { step8(lE, lCur, false) })
+	keys("q8f0_1", 1, lCnt, func() { scoreOne(lE, lCur) })
 	maxOf(lCur)
 	softmaxReg(lCur, ov)
 	advK()
@@ -3854,18 +3839,16 @@ func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish st
 	Label(loop)
 	minTk(LabelRef(last))
 	MOVQ(U32(0), lE)
-	keys("q8f_8", 8, lCnt, func() { step8(lE, true) })
+	keys("q8f_8", 8, lCnt, func() { step8(lE, lNext, true) })
 	keys("q8f_1", 1, lCurCnt, func() {
 		j := GP64()
 		MOVQ(lE, j)
-		noScore, done := NewLabel("q8f_noscore"), NewLabel("q8f_scored")
+		noScore := NewLabel("q8f_noscore")
 		CMPQ(j, lCnt)
 		JGE(LabelRef(noScore))
-		one(lE, lNext, true, true)
-		JMP(LabelRef(done))
+		scoreOne(lE, lNext)
 		Label(noScore)
-		one(lE, lNext, false, true)
-		Label(done)
+		pvOne(lE)
 	})
 	maxOf(lNext)
 	softmaxReg(lNext, ov)
@@ -3874,7 +3857,7 @@ func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish st
 	// The last tile's P·V alone.
 	Label(last)
 	MOVQ(U32(0), lE)
-	keys("q8fl_1", 1, lCurCnt, func() { one(lE, lCur, false, true) })
+	keys("q8fl_1", 1, lCurCnt, func() { pvOne(lE) })
 	Label(store)
 	storeFused(ov)
 	JMP(LabelRef(finish))
