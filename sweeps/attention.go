@@ -411,11 +411,12 @@ func (r *rotor) at(w int) *int {
 func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tier, st isa.Status, grp *dataGroup) Point {
 	rec := base
 	rec.Kernel, rec.ISA, rec.Exp, rec.Splits = string(p.Kernel), string(t), p.Exp.String(), p.Splits
+	im, _ := attention.Lookup(t)
 	switch {
 	case noTile:
 		rec.TK, rec.TKEff = "none", 0
 	case p.TileK == 0:
-		rec.TK, rec.TKEff = "auto", p.Tile()
+		rec.TK, rec.TKEff = "auto", im.Tile(p)
 	default:
 		rec.TK, rec.TKEff = strconv.Itoa(p.TileK), p.TileK
 	}
@@ -423,7 +424,6 @@ func decodePoint(base results.Record, p attention.Params, noTile bool, t isa.Tie
 	rec.Flops, rec.Bytes, rec.Traffic = results.Float(w.Flops), results.Float(w.Bytes), results.Float(w.Traffic)
 	rec.AI = results.Float(w.AI())
 	pt := Point{Rec: rec, Tier: t, Mem: grp.mem, group: grp}
-	im, _ := attention.Lookup(t)
 	if !st.Runs {
 		pt.Skip = st.Reason
 	}

@@ -213,8 +213,9 @@ func satAdd(xs ...int64) int64 {
 	return s
 }
 
-// ParseTileKs reads a list of tile sizes: "auto" (attention.AutoTileKFor
-// each head dim, KV type and group, stored as 0) or integers. Their range is checked once,
+// ParseTileKs reads a list of tile sizes: "auto" (stored as 0: each
+// tier's own for the head dim, KV type and group, attention.Impl.Tile,
+// recorded as tk_eff) or integers. Their range is checked once,
 // by AttentionGrid.Validate (attention.ValidateTileK).
 func ParseTileKs(s string) ([]int, error) {
 	return ParseList("tk", s, nil, func(item string) (int, error) {

@@ -374,7 +374,7 @@ func (s Shape) CacheRows() int { return s.Row(s.Hkv-1, s.Capacity()-1) + 1 }
 type Params struct {
 	Kernel Kernel
 	Shape
-	TileK int // 0 means auto: AutoTileKFor(D, KV, group of a pass), capped on some CPUs (Tile); ignored by DecodeNaive
+	TileK int // 0 means auto: AutoTileKFor(D, KV, group of a pass), per tier and CPU (Impl.Tile); ignored by DecodeNaive
 	Exp   Exp
 	// Splits is DecodeSplit's number of chunks of the keys (1…MaxSplits;
 	// 0 means 1). Chunks are as even as can be; with more chunks than keys
@@ -460,16 +460,16 @@ func (s Shape) Validate() error {
 //     prefetching the whole tile of V rather than half (the generator's
 //     scores) did not move the AVX2 call at 32 (1.00 from DRAM and in
 //     L3). Zen 4 now caps these tiles at about 4 KB of K where H = Hkv
-//     (Params.Tile, loneTileCapOn: q8_0's too). Since AVX-512's lone
+//     (Impl.Tile, loneTileCapOn: q8_0's too). Since AVX-512's lone
 //     pipeline reads K and V interleaved (the generator's
 //     lonePipelined), larger tiles pay it in L3 and cost nothing from
 //     DRAM (Zen 5 family 26 model 2, 2026-12-02, hd 128, 3 rounds,
 //     share of the paired kv-read): in L3 (ctx 4096) tk 64 87–92 % and
 //     128 89–92 against 32's 85–87, from DRAM (ctx 32768 --cold) 95–97
 //     at all three; but AVX2's phases from DRAM 68–69 at 64 and 66–69
-//     at 128 against 73–74 at 32 (in L3 level). The tile is one for
-//     every tier, so it stays 32: a tile chosen per tier would take
-//     AVX-512's lone f16 head over 90 % of the read in L3 here.
+//     at 128 against 73–74 at 32 (in L3 level). So 32 stays the tile
+//     of the tiers that take the phases, and a tier that pipelines the
+//     head takes lonePipeTileK (Impl.Tile).
 //   - everything else: AutoTileK, where the tiers split too (Zen 5).
 //     f32 one head a pass at hd 128, tk 32 to 128: AVX2 1.06–1.13 of tk
 //     16's time from DRAM. f16 groups (32:8, 64:8) at tk 32: 0.92–0.98
@@ -489,6 +489,30 @@ func AutoTileKFor(d int, kv KVType, g int) int {
 	}
 	return AutoTileK(d)
 }
+
+// lonePipeTileK is auto's tile_k of a head-major f16 cache at D ≤ 128 read
+// by one query head a pass (decode-flash, and groups of one) in a tier that
+// pipelines that head (Impl.Tile: AVX-512, where lonePipelinedOn), 128
+// keys: its fused loop reads a vector of K then one of V, key by key, and
+// pays per tile only the softmax and the tree, which larger tiles spread
+// over more keys; the phases' tiles (AutoTileKFor's 32) read better from
+// DRAM. Measured on an AMD EPYC family 26 model 2 (Zen 5, 2026-12-02, one
+// thread, sweep attention --kernel decode-flash,kv-read --kv f16 --heads
+// 1:1 --exp fast --tk 32,64,128,256, two rounds, % of the paired kv-read),
+// AVX-512 hd 128: in L3 (ctx 4096) 83.6, 86.0–86.6, 86.3–87.3 and
+// 86.9–87.1 (the day before: 85–87 at 32, 89–92 at 128, 3 rounds); from
+// DRAM (ctx 32768 --cold) 93.7–95.7, 93.2–96.8, 94.0–96.5 and 92.1–92.7.
+// hd 64 (ctx 8192 and 65536 --cold): in L3 74.2–74.9, 79.5–80.2 (64, the
+// phases' auto), 81.1–83.4 and 80.1–81.6; from DRAM 93.9–94.8, 94.8–95.3,
+// 96.1–96.7 and 91.5–96.2. Where decode-flash's heads share or do not
+// share a KV head (tk 128 against 32, hd 128): 8:8 in L3 (ctx 1024)
+// 89.2–89.4 % against 86.4–86.6, from DRAM (ctx 16384 --cold) 92.9–93.6
+// against 94.4–96.8 (1.02 of the time); 32:8 0.92 of the time in L3,
+// 1.00–1.01 from DRAM. AVX2's lone f16 head (the phases) keeps 32: from
+// DRAM 70–73 % there against 66–67 at 128. Auto at 128 against auto at
+// 32 (the binaries alternated, 6 rounds): in L3 86.3–90.6 % against
+// 83.9–87.2, from DRAM 95.4–98.2 against 95.7–98.1.
+const lonePipeTileK = 128
 
 // loneTileCap, where not 0, caps the auto tile of a head-major f16 or
 // q8_0 cache at D ≤ 128 read by one query head per KV head (H = Hkv:
@@ -525,17 +549,23 @@ func narrowFor(mode flashMode, typ KVType, g, d, tk int) bool {
 		mode&modeQ8Lone != 0 && typ == Q8_0 && g == 1
 }
 
-// Tile returns the resolved tile_k: TileK, or auto's on this CPU
-// (AutoTileKFor, and loneTileCap where the CPU sets one).
-func (p Params) Tile() int {
-	if p.TileK != 0 {
-		return p.TileK
-	}
-	g := 1 // decode-flash takes its query heads one at a time
+// passGroup is the query heads a flash pass of p takes per KV head:
+// decode-flash one at a time, decode-flash-gqa and decode-split a group.
+func (p Params) passGroup() int {
 	if p.Kernel == DecodeFlashGQA || p.Kernel == DecodeSplit {
-		g = p.Group()
+		return p.Group()
 	}
-	tk := AutoTileKFor(p.D, p.KV, g)
+	return 1
+}
+
+// autoTile is auto's tile_k for p on this CPU: AutoTileKFor, or
+// lonePipeTileK where pipe (the tier pipelines p's lone f16 head:
+// Impl.Tile), then capped by loneTileCap where the CPU sets one.
+func (p Params) autoTile(pipe bool) int {
+	tk := AutoTileKFor(p.D, p.KV, p.passGroup())
+	if pipe {
+		tk = lonePipeTileK
+	}
 	// Only where each KV head is read once a call: decode-flash's passes
 	// over a KV head shared by several query heads re-read it from cache,
 	// where larger tiles are faster (loneTileCapOn).
@@ -543,6 +573,17 @@ func (p Params) Tile() int {
 		for tk > AutoTileK(p.D) && tk*p.KV.RowBytes(p.D) > loneTileCap {
 			tk /= 2
 		}
+	}
+	return tk
+}
+
+// wsTile is the largest tile_k any tier of this binary runs p at
+// (Impl.Tile): what the workspace is sized for, so that one set of
+// buffers serves every tier.
+func (p Params) wsTile() int {
+	tk := 0
+	for _, im := range impls {
+		tk = max(tk, im.Tile(p))
 	}
 	return tk
 }
@@ -603,7 +644,7 @@ func tileBufs(g int) int { return max(g, 2) }
 func (p Params) WorkspaceLen() int {
 	n := p.workspaceLen()
 	if p.KV != F32 || p.Layout != HeadMajor {
-		rows := p.Tile()
+		rows := p.wsTile()
 		if p.Kernel == DecodeNaive {
 			rows = 1
 		}
@@ -622,14 +663,14 @@ func (p Params) workspaceLen() int {
 
 	case DecodeFlashGQA:
 		g := p.Group()
-		return flashStateLen(g) + tileBufs(g)*tileBufLen(p.Tile())
+		return flashStateLen(g) + tileBufs(g)*tileBufLen(p.wsTile())
 	case DecodeSplit:
 		// The grouped flash workspace, then per chunk the group's partial
 		// outputs (g·D) and their LSEs (g, rounded to 16).
 		g, n := p.Group(), p.SplitCount()
-		return flashStateLen(g) + tileBufs(g)*tileBufLen(p.Tile()) + n*(g*p.D+roundUp(g, 16))
+		return flashStateLen(g) + tileBufs(g)*tileBufLen(p.wsTile()) + n*(g*p.D+roundUp(g, 16))
 	}
-	return flashStateLen(1) + tileBufs(1)*tileBufLen(p.Tile())
+	return flashStateLen(1) + tileBufs(1)*tileBufLen(p.wsTile())
 }
 
 // Check verifies that b is large enough for p. Run assumes it passed.

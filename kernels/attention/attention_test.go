@@ -176,7 +176,9 @@ func gateCases() []gateCase {
 				for tk := 1; tk <= 14; tk++ {
 					add(fmt.Sprintf("%s/pairs/tk=%d", kv, tk), Params{Kernel: k, Shape: kvs(Shape{H: 4, Hkv: 2, D: 64, T: 47}), TileK: tk, Exp: e}, random)
 				}
-				for _, tk := range []int{1, 7, 33} {
+				// tk 0: auto, per tier (Impl.Tile: AVX-512's lone f16
+				// pipeline at lonePipeTileK, two whole tiles and a part).
+				for _, tk := range []int{0, 1, 7, 33} {
 					add(fmt.Sprintf("%s/tk=%d", kv, tk), Params{Kernel: k, Shape: kvs(Shape{H: 1, Hkv: 1, D: 128, T: 300}), TileK: tk, Exp: e}, random)
 				}
 				add(kv.String()+"/window=37", Params{Kernel: k, Shape: kvs(Shape{H: 4, Hkv: 2, D: 64, T: 100, Cap: 120, Window: 37}), TileK: 16, Exp: e}, random)
@@ -615,8 +617,8 @@ func TestAutoTileK(t *testing.T) {
 			want int
 		}{{DecodeFlash, 1, want[0]}, {DecodeFlash, 4, want[0]}, {DecodeFlashGQA, 1, want[0]}, {DecodeFlashGQA, 4, want[1]}, {DecodeSplit, 4, want[1]}} {
 			p := Params{Kernel: c.k, Shape: Shape{H: c.h, Hkv: 1, D: d, T: 10, KV: Q8_0}}
-			if got := p.Tile(); got != c.want {
-				t.Errorf("q8_0 %s hd %d H=%d Hkv=1: Tile() = %d, want %d", c.k, d, c.h, got, c.want)
+			if got := (Impl{}).Tile(p); got != c.want {
+				t.Errorf("q8_0 %s hd %d H=%d Hkv=1: Tile = %d, want %d", c.k, d, c.h, got, c.want)
 			}
 		}
 	}
@@ -652,15 +654,74 @@ func TestLoneTileCap(t *testing.T) {
 		{DecodeFlashGQA, 4, 128, F16, HeadMajor, 16},
 	} {
 		p := Params{Kernel: c.k, Shape: Shape{H: c.h, Hkv: 1, D: c.d, T: 10, KV: c.kv, Layout: c.layout}}
-		if got := p.Tile(); got != c.want {
-			t.Errorf("%s %s %s hd %d H=%d Hkv=1: Tile() = %d, want %d", c.k, c.kv, c.layout, c.d, c.h, got, c.want)
+		if got := (Impl{}).Tile(p); got != c.want {
+			t.Errorf("%s %s %s hd %d H=%d Hkv=1: Tile = %d, want %d", c.k, c.kv, c.layout, c.d, c.h, got, c.want)
 		}
 	}
 	// MHA: every KV head read once by its one query head.
 	for _, k := range []Kernel{DecodeFlash, DecodeFlashGQA, DecodeSplit} {
 		p := Params{Kernel: k, Shape: Shape{H: 8, Hkv: 8, D: 128, T: 10, KV: F16}}
-		if got := p.Tile(); got != 16 {
-			t.Errorf("%s f16 hd 128 8:8: Tile() = %d, want 16", k, got)
+		if got := (Impl{}).Tile(p); got != 16 {
+			t.Errorf("%s f16 hd 128 8:8: Tile = %d, want 16", k, got)
+		}
+	}
+}
+
+// TestLonePipeTile: a tier that pipelines a lone f16 head (AVX-512's
+// kernel, where the CPU asks for the pipeline) runs it at lonePipeTileK
+// where the tile is auto: head-major, D ≤ 128, one query head a pass; the
+// CPU's lone cap still applies; everything else, and every tier without
+// the pipeline, keeps the tile the others run. WorkspaceLen covers the
+// largest tile any tier of the binary runs.
+func TestLonePipeTile(t *testing.T) {
+	defer func(c int) { loneTileCap = c }(loneTileCap)
+	loneTileCap = 0
+	pipe := Impl{mode: modeLonePipe, pipeF16: true}
+	for _, c := range []struct {
+		k      Kernel
+		h, d   int
+		kv     KVType
+		layout Layout
+		tk     int
+		want   int
+	}{
+		{DecodeFlash, 1, 128, F16, HeadMajor, 0, lonePipeTileK},
+		{DecodeFlash, 4, 64, F16, HeadMajor, 0, lonePipeTileK}, // a pass is one head
+		{DecodeFlashGQA, 1, 128, F16, HeadMajor, 0, lonePipeTileK},
+		{DecodeSplit, 1, 128, F16, HeadMajor, 0, lonePipeTileK},
+		{DecodeFlash, 1, 128, F16, HeadMajor, 32, 32}, // an explicit tile
+		{DecodeFlashGQA, 4, 128, F16, HeadMajor, 0, 16},
+		{DecodeFlash, 1, 128, F16, PosMajor, 0, 32},
+		{DecodeFlash, 1, 256, F16, HeadMajor, 0, 8},
+		{DecodeFlash, 1, 128, F32, HeadMajor, 0, 16},
+		{DecodeFlash, 1, 128, Q8_0, HeadMajor, 0, 128},
+	} {
+		p := Params{Kernel: c.k, Shape: Shape{H: c.h, Hkv: 1, D: c.d, T: 10, KV: c.kv, Layout: c.layout}, TileK: c.tk}
+		if got := pipe.Tile(p); got != c.want {
+			t.Errorf("pipelined %s %s %s hd %d H=%d Hkv=1 tk %d: Tile = %d, want %d", c.k, c.kv, c.layout, c.d, c.h, c.tk, got, c.want)
+		}
+		for _, im := range []Impl{{}, {mode: modeLonePipe}, {pipeF16: true}} {
+			if got, want := im.Tile(p), (Impl{}).Tile(p); got != want {
+				t.Errorf("no pipeline (%+v) %s %s hd %d: Tile = %d, want %d", im, c.k, c.kv, c.d, got, want)
+			}
+		}
+	}
+	loneTileCap = zen4LoneTileBytes
+	p := Params{Kernel: DecodeFlash, Shape: Shape{H: 1, Hkv: 1, D: 128, T: 10, KV: F16}}
+	if got := pipe.Tile(p); got != 16 {
+		t.Errorf("pipelined f16 hd 128 under Zen 4's cap: Tile = %d, want 16", got)
+	}
+	loneTileCap = 0
+	for _, kv := range []KVType{F16, Q8_0} {
+		p := Params{Kernel: DecodeFlash, Shape: Shape{H: 1, Hkv: 1, D: 128, T: 4096, KV: kv}}
+		for _, im := range Impls() {
+			bufs := Alloc(p)
+			if err := p.Check(bufs); err != nil {
+				t.Fatal(err)
+			}
+			if need := flashStateLen(1) + tileBufs(1)*tileBufLen(im.Tile(p)) + 2*im.Tile(p)*p.D; len(bufs.WS) < need {
+				t.Errorf("%s %s: workspace %d floats, the tier's tile needs %d", im.Tier, kv, len(bufs.WS), need)
+			}
 		}
 	}
 }

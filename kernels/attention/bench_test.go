@@ -113,7 +113,7 @@ func BenchmarkF16Floor(b *testing.B) {
 				bytes := float64(len(bufs.KEnc) + len(bufs.VEnc))
 				var sink float32
 				var sinkX uint64
-				tb := p.Tile() * p.KV.RowBytes(p.D) // a tile's bytes of K (and of V)
+				tb := im.Tile(p) * p.KV.RowBytes(p.D) // a tile's bytes of K (and of V)
 				calls := []func(){
 					func() { sinkX ^= roofline.ReadXor2(im.Tier, bufs.KEnc, bufs.VEnc) },
 					func() { sink += roofline.ReadF16(im.Tier, bufs.KEnc) + roofline.ReadF16(im.Tier, bufs.VEnc) },

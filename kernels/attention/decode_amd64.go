@@ -34,7 +34,7 @@ func init() {
 				F16:  naiveDecodeF16AVX2,
 				Q8_0: naiveDecodeQ8AVX2,
 			})},
-		Impl{Tier: isa.AVX512, mode: modeOn(isa.AVX512, v, fam, a512),
+		Impl{Tier: isa.AVX512, mode: modeOn(isa.AVX512, v, fam, a512), pipeF16: true,
 			flash: flashAsm(flashKernels{
 				F32:  flashDecodeAVX512,
 				F16:  flashDecodeF16AVX512,
@@ -54,7 +54,7 @@ func init() {
 
 // loneTileCapOn is the cap, in bytes of K, on the auto tile of a head-major
 // f16 or q8_0 cache read by one query head per KV head (loneTileCap,
-// Params.Tile) on a CPU of vendor v and family fam: zen4LoneTileBytes on
+// Impl.Tile) on a CPU of vendor v and family fam: zen4LoneTileBytes on
 // Zen 4 (AMD family 0x19 with AVX-512), where a lone head's phases (a
 // tile's scores over K, then its P·V over V) stream from DRAM at a
 // quarter to a third less once a tile holds more than about 4 KB of K;

@@ -110,6 +110,24 @@ type Impl struct {
 	// mode: the flash kernels' optional paths this CPU takes (flashMode),
 	// chosen once when the tier is registered.
 	mode flashMode
+	// pipeF16: the tier's head-major f16 flash kernel has the lone
+	// pipeline (AVX-512's; the generator's lonePipelined), which it takes
+	// where mode has modeLonePipe.
+	pipeF16 bool
+}
+
+// Tile returns the tile_k tier im runs p at: p.TileK, or auto's on this
+// CPU for this tier: AutoTileKFor, but lonePipeTileK where the tier
+// pipelines p's lone f16 head (a head-major cache at D ≤ 128, one query
+// head a pass), and capped where the CPU caps lone tiles (loneTileCap).
+// Every tier runs in the workspace WorkspaceLen sizes for the largest.
+func (im Impl) Tile(p Params) int {
+	if p.TileK != 0 {
+		return p.TileK
+	}
+	pipe := im.pipeF16 && im.mode&modeLonePipe != 0 &&
+		p.KV == F16 && p.Layout == HeadMajor && p.D <= 128 && p.passGroup() == 1
+	return p.autoTile(pipe)
 }
 
 // impls holds every tier compiled into this binary, generic first. The
@@ -194,7 +212,7 @@ func (im Impl) TierOf() isa.Tier { return im.Tier }
 // A sliding window needs nothing of the kernels: they are given the last
 // Keys rows of each KV head (KVRows) as the whole context.
 func (im Impl) Run(p Params, b Buffers) {
-	d, n, tk := p.D, p.Keys(), p.Tile()
+	d, n, tk := p.D, p.Keys(), im.Tile(p)
 	scale := Scale(d)
 	// A q8_0 cache's Q·K is an int8 dot against the query quantized to
 	// q8_0 (as GGML does), once per call, into the workspace's last H·D
