@@ -2906,14 +2906,17 @@ func (t tier) flashDecode() {
 	// 0.91–0.96, L3 0.89–0.95, DRAM 1.00 (4 rounds, hd 64 and 128). The
 	// rest of D takes the chunks. A profile in L3 (hd 128) puts a quarter
 	// of the samples on the scores' reduction tree, waiting on their FMA
-	// chains; not kept: two chains a row (0.98 at hd 128, 1.02–1.04 at hd
-	// 64), the steps as straight-line code (0.97–1.03); tile_k 16 to 128
-	// move it less than 5 %. Nor one tree for two chunks (eight keys'
-	// chains kept through the first chunk's P·V, reduce8 after the
-	// second's; the same order of rows; Zen 5 family 26 model 2,
-	// 2026-12-02, sweeps alternated, 4 rounds, share of the paired
+	// chains; then not kept: two chains a row alone (0.98 at hd 128,
+	// 1.02–1.04 at hd 64), the steps as straight-line code (0.97–1.03);
+	// tile_k 16 to 128 moved it less than 5 %. Since the interleave, two
+	// chains a row with the tree a chunk late, and tile 128, pay
+	// (interleaved's doc, lonePipeTileK). Nor one tree for two chunks
+	// (eight keys' chains kept through the first chunk's P·V, reduce8
+	// after the second's; the same order of rows; Zen 5 family 26 model
+	// 2, 2026-12-02, sweeps alternated, 4 rounds, share of the paired
 	// kv-read): in L3 (ctx 4096) 69–80 % against 70–86, from DRAM (ctx
 	// 32768 --cold) 55–68 % against 72–84.
+	//
 	// tileExp exps a lone head's lCnt scores at bufL in place, less the
 	// running max, and adds their sum to s.
 	tileExp := func(bufL Mem) {
@@ -3644,6 +3647,22 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // the phases): from DRAM (ctx 32768 --cold) f32 32:8 56 % against 75 at
 // tile_k 16, 67–70 % at tile_k 8 to 64 against 56–69, f16 32:8 62 against
 // 71, 64:8 35–42 against 46–61; in L3 (ctx 1024) 17–52 against 21–66.
+// Nor a group of four in one pass (the same host, 2026-12-02, AVX-512,
+// hd 128, 32:8): the four heads' dots of a key of the next tile (q from
+// memory; their tree a key late, one xmm a key, [key][head] scores in two
+// sets of tile buffers), then the same key of this tile's V added to each
+// head's o in its row in memory, a vector of K then one of V, key by key,
+// so that K and V stream side by side; per tile the four maxima, rescale
+// and exps. Against the phases, 2 rounds, share of the paired kv-read:
+// from DRAM (ctx 32768 --cold) f32 72–74 % against 73–76, f16 66–67
+// against 71–72; at tile_k 64 and 128 f32 65–70 (the phases 55–57), f16
+// 65–66 (52–55); with K and V prefetched 16 or 48 keys ahead, a line of
+// each in turn (PREFETCHT0), f32 75–80 against 76–77 without, f16 52–57
+// against 56–73 (the clock 2.9 GHz); in L3 (ctx 1024) 55 % of the bound
+// against 68 (f32) and 48 against 65 (f16). With about 200 instructions
+// a key (a quarter of them o's loads and stores) the window holds two
+// keys of loads, where a lone head's holds ten: the stream's order alone
+// does not make up for it.
 //
 // AVX2 f16 again, on a slower Zen 5 host (AMD EPYC family 26 model 2,
 // 2026-12-01, 2.9–3.6 GHz; one process, the bit flipped between timed
