@@ -3775,6 +3775,17 @@ const q8FusedBlocks = 4
 // 34–39 against 36–38, where the q8_0 arithmetic bounds both (q8Block).
 // BenchmarkPaths (40 rounds, the phases' time over the pipeline's): from
 // DRAM 1.13, in L3 0.90. A decode's cache mostly comes from DRAM.
+//
+// From DRAM its rate depends on where the binary's code sits in physical
+// memory (the same host, 2026-12-02, sweeps alternated, share of the
+// paired kv-read): one ckbench file ran it at 70–78 % in five sets of 2–3
+// rounds, where a byte-identical copy of that file ran it at 87–90 % in
+// the same rounds, and so did the first file once the page cache was
+// dropped (89 %); eight fresh copies of one build gave medians 75–90 (f16's
+// lone loop 91–96 across the same copies). The eight-key step's code is
+// about 3.4 KB, the f16 loop's under 1 KB. No PMU here to say whether it is
+// the code's lines or its constants' (expconst, in the text) that suffer;
+// a window's q8_0 line from DRAM can land on either side of its 75 %.
 func (t tier) q8Fused(lKp, lVp, lCnt, lCurCnt, lCur, lNext, scale Mem, finish string, minTk func(LabelRef) GPVirtual, advK, nextTile func(), kvStride func() GPVirtual, maxOf func(Mem), softmaxReg func(Mem, []VecVirtual), storeFused func([]VecVirtual)) {
 	const nb = q8FusedBlocks
 	lE := AllocLocal(8)
