@@ -492,11 +492,13 @@ func AutoTileKFor(d int, kv KVType, g int) int {
 
 // lonePipeTileK is auto's tile_k of a head-major f16 cache at D ≤ 128 read
 // by one query head a pass (decode-flash, and groups of one) in a tier that
-// pipelines that head (Impl.Tile: AVX-512, where lonePipelinedOn), 128
-// keys: its fused loop reads a vector of K then one of V, key by key, and
-// pays per tile only the softmax and the tree, which larger tiles spread
-// over more keys; the phases' tiles (AutoTileKFor's 32) read better from
-// DRAM. Measured on an AMD EPYC family 26 model 2 (Zen 5, 2026-12-02, one
+// pipelines that head (Impl.Tile: AVX-512, where lonePipelinedOn): 128
+// keys. Its fused loop reads a vector of K then one of V, key by key, and
+// pays per tile only the softmax and the tree, which a larger tile spreads
+// over more keys; the phases (AVX2's, and Intel's) keep AutoTileKFor's 32,
+// which they read better from DRAM.
+//
+// Measured on an AMD EPYC family 26 model 2 (Zen 5, 2026-12-02, one
 // thread, sweep attention --kernel decode-flash,kv-read --kv f16 --heads
 // 1:1 --exp fast --tk 32,64,128,256, two rounds, % of the paired kv-read),
 // AVX-512 hd 128: in L3 (ctx 4096) 83.6, 86.0–86.6, 86.3–87.3 and
@@ -504,14 +506,18 @@ func AutoTileKFor(d int, kv KVType, g int) int {
 // DRAM (ctx 32768 --cold) 93.7–95.7, 93.2–96.8, 94.0–96.5 and 92.1–92.7.
 // hd 64 (ctx 8192 and 65536 --cold): in L3 74.2–74.9, 79.5–80.2 (64, the
 // phases' auto), 81.1–83.4 and 80.1–81.6; from DRAM 93.9–94.8, 94.8–95.3,
-// 96.1–96.7 and 91.5–96.2. Where decode-flash's heads share or do not
-// share a KV head (tk 128 against 32, hd 128): 8:8 in L3 (ctx 1024)
-// 89.2–89.4 % against 86.4–86.6, from DRAM (ctx 16384 --cold) 92.9–93.6
-// against 94.4–96.8 (1.02 of the time); 32:8 0.92 of the time in L3,
-// 1.00–1.01 from DRAM. AVX2's lone f16 head (the phases) keeps 32: from
-// DRAM 70–73 % there against 66–67 at 128. Auto at 128 against auto at
-// 32 (the binaries alternated, 6 rounds): in L3 86.3–90.6 % against
-// 83.9–87.2, from DRAM 95.4–98.2 against 95.7–98.1.
+// 96.1–96.7 and 91.5–96.2. hd 80 and 96 (the pipeline's chunks, not its
+// fused loops; tk 128 against 32, two rounds): in L3 49–50 against 47 and
+// 55–56 against 52–53, from DRAM 89 against 89–94 and 86 against 86–87.
+// Where decode-flash's heads share a KV head or not (tk 128 against 32,
+// hd 128): 8:8 in L3 (ctx 1024) 89.2–89.4 % against 86.4–86.6, from DRAM
+// (ctx 16384 --cold) 92.9–93.6 against 94.4–96.8 (1.02 of the time); 32:8
+// 0.92 of the time in L3, 1.00–1.01 from DRAM. AVX2's lone f16 head (the
+// phases) from DRAM 70–73 % at 32 against 66–67 at 128. Auto at 128
+// against auto at 32 (the binaries alternated, 6 rounds): in L3 86.3–90.6 %
+// against 83.9–87.2, from DRAM 95.4–98.2 against 95.7–98.1; with the fused
+// loop's two chains a key since (the generator's interleaved), in L3
+// 88–93 %.
 const lonePipeTileK = 128
 
 // loneTileCap, where not 0, caps the auto tile of a head-major f16 or
