@@ -211,7 +211,10 @@ func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 //     (f16 16:8, 32:8, 64:8; f32 64:8 1.00, 128:8 0.93), and BenchmarkPaths
 //     (40 rounds, ctx 16384) 0.95 (f16 32:8) and 0.93 (f32 64:8); in L3
 //     (ctx 1024) 0.99–1.02: the first host measured them 2–7 % slower, so
-//     the choice stays. With them, tile_k 32 against auto's 16 for f16: 32:8
+//     the choice stays. The wide sets alone there (modeWide on AVX-512,
+//     2026-12-02, hd 128, L3 ctx 1024, sweeps alternated, 2 rounds): the
+//     f32 octs of 64:8 took 1.24–1.28 of the quads' time (40–43 % of the
+//     bound against 51–53), f16 32:8 0.97–0.99 and 64:8 1.00–1.05. With them, tile_k 32 against auto's 16 for f16: 32:8
 //     0.91–0.97 from DRAM and 0.90 in L3, but 64:8 1.04 from DRAM (0.92
 //     in L3) and 16:8 0.98–0.99; AVX2 (the tile is both tiers') 32:8 1.05,
 //     16:8 1.15 from DRAM: auto stays. All four bits flipped together (the wide
