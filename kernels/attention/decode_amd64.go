@@ -203,8 +203,8 @@ func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 //   - Zen 5 (family 0x1A) keeps the narrow shape in both tiers, as its
 //     measurements chose (there the paced quads were 2–7 % slower from
 //     DRAM, AVX2's groups 0.91–1.15 with the near stream, and the quads'
-//     near stream best alone); its octs and the split steps were never
-//     measured there. A second Zen 5 host (family 26 model 2, 2026-12-01,
+//     near stream best alone); its split steps were never measured there
+//     (its octs: below). A second Zen 5 host (family 26 model 2, 2026-12-01,
 //     2.9–3.6 GHz, 37.7 GB/s from DRAM; one process, bits flipped between
 //     timed batches, 7–9 rounds, AVX-512, hd 128) measured the paced quads
 //     alone from DRAM (ctx 32768, copies rotated) 0.965–0.99 of the time
@@ -214,7 +214,8 @@ func lonePipelinedOn(v cpuid.Vendor) bool { return v == cpuid.AMD }
 //     the choice stays. The wide sets alone there (modeWide on AVX-512,
 //     2026-12-02, hd 128, L3 ctx 1024, sweeps alternated, 2 rounds): the
 //     f32 octs of 64:8 took 1.24–1.28 of the quads' time (40–43 % of the
-//     bound against 51–53), f16 32:8 0.97–0.99 and 64:8 1.00–1.05. With them, tile_k 32 against auto's 16 for f16: 32:8
+//     bound against 51–53), f16 32:8 0.97–0.99 and 64:8 1.00–1.05.
+//     With the paced quads, tile_k 32 against auto's 16 for f16: 32:8
 //     0.91–0.97 from DRAM and 0.90 in L3, but 64:8 1.04 from DRAM (0.92
 //     in L3) and 16:8 0.98–0.99; AVX2 (the tile is both tiers') 32:8 1.05,
 //     16:8 1.15 from DRAM: auto stays. All four bits flipped together (the wide
