@@ -219,8 +219,8 @@ func (im Impl) Run(p Params, b Buffers) {
 	// floats; the kernels get the rest.
 	ws, q := b.WS, b.Q
 	if p.KV == Q8_0 {
-		wl := p.WorkspaceLen()
-		ws, q = b.WS[:wl-p.H*d], b.WS[wl-p.H*d:wl]
+		qs := len(b.WS) - p.H*d // Check saw room for WorkspaceLen
+		ws, q = b.WS[:qs], b.WS[qs:]
 		QuantizeQuery(q, b.Q, p.H, d)
 	}
 	kOf := func(kh int) kvSrc { return p.kvOf(b.K, b.KEnc, kh) }

@@ -3126,14 +3126,19 @@ func (t tier) flashDecode() {
 			// lPend: where flush stores them (lScratch when none is).
 			var pend []VecVirtual
 			lPend, lScratch := AllocLocal(8), AllocLocal(16)
+			// idle points lPend at the scratch slot: nothing pending.
+			idle := func() {
+				b := GP64()
+				LEAQ(lScratch, b)
+				MOVQ(b, lPend)
+			}
 			// flush stores the pending chunk's four scores where lPend
-			// points, then points it at the scratch slot.
+			// points, then leaves nothing pending.
 			flush := func() {
 				b := GP64()
 				MOVQ(lPend, b)
 				VMOVUPS(sum4(pend), Mem{Base: b})
-				LEAQ(lScratch, b)
-				MOVQ(b, lPend)
+				idle()
 			}
 			// interleaved is a whole chunk of both tiles at key jL:
 			// the scores of loneChunk keys of the next tile (K at lKp,
@@ -3201,9 +3206,7 @@ func (t tier) flashDecode() {
 			{
 				// nothing pending: a flush stores zeros to the scratch slot
 				pend = t.zeroed(loneChunk)
-				b := GP64()
-				LEAQ(lScratch, b)
-				MOVQ(b, lPend)
+				idle()
 			}
 			store := NewLabel("fused_store")
 			minTk(LabelRef(store))
