@@ -140,12 +140,20 @@ func BenchmarkF16Floor(b *testing.B) {
 // BenchmarkTileOrder shows what a flash decode's order costs a read of
 // its cache from DRAM before any arithmetic: K and V read side by side
 // (roofline.ReadXor2, what kv-read and the roofline's read do) against
-// the same bytes a tile at a time, a tile of K then the same tile of V
-// (what a group's phases read: the scores over K, then P·V over V), for
-// tiles of 1 to 128 KB, plain loads, no software prefetch. Each call reads
-// another copy of a 2 × 16 MB cache (copies rotated past 256 MB, so that
-// it comes from DRAM); the two orders are timed in turn (isatest.Paired)
-// and tile_%side is the side-by-side time over the tiled one.
+// the same bytes in one of two orders, for tiles of 1 to 128 KB, plain
+// loads, no software prefetch:
+//
+//   - tile: a tile of K then the same tile of V (what a group's phases
+//     read: the scores over K, then P·V over V);
+//   - halves: the same, over the cache's two halves at once: a tile of
+//     each half of K side by side, a line of each in turn, then the same
+//     of V (what a group would read if each tile took its keys from both
+//     halves of the context; softmax does not mind the keys' order).
+//
+// Each call reads another copy of a 2 × 16 MB cache (copies rotated past
+// 256 MB, so that it comes from DRAM); side by side and the order are
+// timed in turn (isatest.Paired) and order_%side is the side-by-side
+// time over the order's.
 //
 // On the Zen 5 guest of sampler.HostStalls (AMD EPYC family 26 model 2,
 // 2026-12-02; 40 rounds, twice) side by side read 32–39 GB/s and the
@@ -157,6 +165,13 @@ func BenchmarkF16Floor(b *testing.B) {
 // pipeline reads a vector of K and one of V in turn (lonePipelined). Larger
 // tiles cost the order less only far past L1 (the same guest, 30 rounds,
 // AVX-512's loop): 8 KB 82 %, 16 KB 77, 32 KB 76, 64 KB 83, 128 KB 89.
+// The halves (the same guest, later that day, 40 rounds, twice; both
+// tiers' loops): at 8 and 16 KB 76–96 % of side by side where the tiled
+// order read 73–87 % in the same runs, at 32 to 128 KB 91–99 % against
+// 80–96 %; at 1 to 4 KB about level (64–97 % against 59–93 %): two
+// streams read on demand in each phase, not one (most likely more lines
+// on their way from the core's prefetchers). A group built to read so
+// (the generator's prefetcher doc) gained nothing at its best tile.
 //
 //	go test -run '^$' -bench TileOrder -benchtime 20x ./kernels/attention
 func BenchmarkTileOrder(b *testing.B) {
@@ -172,32 +187,48 @@ func BenchmarkTileOrder(b *testing.B) {
 			ks[i][j], vs[i][j] = 1, 2
 		}
 	}
+	var sink uint64
 	for _, im := range Impls() {
 		if !isa.Detect(im.Tier).Runs || im.Tier == isa.Generic {
 			continue
 		}
 		t := im.Tier
 		for _, tile := range []int{1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10} {
-			b.Run(fmt.Sprintf("isa=%s/tile=%dKB", t, tile>>10), func(b *testing.B) {
-				var sink uint64
-				next := 0
-				side := func() {
-					sink ^= roofline.ReadXor2(t, ks[next], vs[next])
-					next = (next + 1) % copies
+			// tiled reads K then V a tile at a time; halves does so over
+			// both halves of the cache at once, a line of each in turn.
+			tiled := func(k, v []byte) {
+				for o := 0; o < region; o += tile {
+					sink ^= roofline.ReadXor(t, k[o:o+tile])
+					sink ^= roofline.ReadXor(t, v[o:o+tile])
 				}
-				tiled := func() {
-					k, v := ks[next], vs[next]
-					for o := 0; o < region; o += tile {
-						sink ^= roofline.ReadXor(t, k[o:o+tile])
-						sink ^= roofline.ReadXor(t, v[o:o+tile])
+			}
+			halves := func(k, v []byte) {
+				const h = region / 2
+				for o := 0; o < h; o += tile {
+					sink ^= roofline.ReadXor2(t, k[o:o+tile], k[h+o:h+o+tile])
+					sink ^= roofline.ReadXor2(t, v[o:o+tile], v[h+o:h+o+tile])
+				}
+			}
+			for _, order := range []struct {
+				name string
+				read func(k, v []byte)
+			}{{"tile", tiled}, {"halves", halves}} {
+				b.Run(fmt.Sprintf("isa=%s/tile=%dKB/order=%s", t, tile>>10, order.name), func(b *testing.B) {
+					next := 0
+					side := func() {
+						sink ^= roofline.ReadXor2(t, ks[next], vs[next])
+						next = (next + 1) % copies
 					}
-					next = (next + 1) % copies
-				}
-				ratio, sideNs, _ := isatest.Paired(b, 1, side, tiled)
-				b.ReportMetric(100/ratio, "tile_%side")
-				b.ReportMetric(2*region/sideNs, "side_GB/s")
-				_ = sink
-			})
+					ordered := func() {
+						order.read(ks[next], vs[next])
+						next = (next + 1) % copies
+					}
+					ratio, sideNs, _ := isatest.Paired(b, 1, side, ordered)
+					b.ReportMetric(100/ratio, "order_%side")
+					b.ReportMetric(2*region/sideNs, "side_GB/s")
+				})
+			}
 		}
 	}
+	_ = sink
 }

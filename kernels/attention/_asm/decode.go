@@ -1401,6 +1401,29 @@ type prefetcher struct {
 // in L3, at 65 % of its bound there, would have fallen below its 60.
 // Two tiles farther on it pays from DRAM at a smaller cost in cache: the
 // quads take that there (farQuads).
+//
+// Nor a group's tiles taking their keys from both halves of the context
+// at once (softmax does not mind the keys' order), which a plain read
+// does faster than the tile order (BenchmarkTileOrder's halves). In a
+// scratch loop (Go assembly outside the repo, AVX-512, two 16 MB regions
+// rotated past 512 MB; Zen 5 family 26 model 2, 2026-12-02, medians of
+// 80 rounds, three runs; per tile a pass over K with PREFETCHT0 of V's
+// same lines, then over V with PREFETCHT0 of the next tile's K, each
+// 64-byte line feeding 8 FMAs into 16 accumulators) side by side read at
+// 32–35 GB/s, the tile order at 4 KB tiles 27.7–28.2, at 8 KB 31.1–32.4,
+// at 16 KB 29.2–31.3, and both halves (a tile of each, a line of each in
+// turn) 31.9–32.7, 32.4–33.7 and 30.7–33.2. Built for the quads (a
+// tile of tk keys tk/2 rows from each half, n mod tk keys after them in
+// order; scores4's batch rows j, j+1 of each half; pvHeads' rows four at
+// a time in that order; each near step half its lines in each half;
+// where every head of the group ran in quads, so f16 only at hd 128,
+// f32's P·V being pairs there: pv4Max) and measured the same day (hd
+// 128, ctx 32768 --cold, sweeps alternated, 2–3 rounds, share of the
+// paired kv-read): f16 32:8 at tk 16 68.5 % against 70.4, 64:8 46.0
+// against 49.2; at tk 32 and 64 it did better than the tile order at the
+// same tk (32:8 67.0 and 63.7 against 64.6 and 54.4; 64:8 47.4 and 42.5
+// against 38.4 and 35.8), but no better than tk 16's tile order, which
+// stays.
 
 // hold moves the prefetcher's cursor (and countdown) into registers for
 // the loops that follow, until release; a nil prefetcher holds nothing.
