@@ -1424,6 +1424,15 @@ type prefetcher struct {
 // same tk (32:8 67.0 and 63.7 against 64.6 and 54.4; 64:8 47.4 and 42.5
 // against 38.4 and 35.8), but no better than tk 16's tile order, which
 // stays.
+//
+// The same scratch loop at a 32:8 f32 group's own work (4 FMAs a line,
+// hd 128 rows; three runs of 60 rounds) kept the tile order with its near
+// stream at 87 % of side by side at 8 KB tiles (30.9–31.6 GB/s against
+// 33.5–36.2), where the kernel reads at 73–77 % of its paired kv-read.
+// Neither of two kernel traits it then took explains that gap: K read as
+// scores4 reads it (four rows a batch, a line of each in turn) 0.98–0.99
+// of the row order's rate; V read twice, as f32's pairs read it, with
+// the next K's prefetch all in the first pass, 0.90–1.00.
 
 // hold moves the prefetcher's cursor (and countdown) into registers for
 // the loops that follow, until release; a nil prefetcher holds nothing.
