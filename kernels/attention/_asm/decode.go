@@ -1432,7 +1432,13 @@ type prefetcher struct {
 // Neither of two kernel traits it then took explains that gap: K read as
 // scores4 reads it (four rows a batch, a line of each in turn) 0.98–0.99
 // of the row order's rate; V read twice, as f32's pairs read it, with
-// the next K's prefetch all in the first pass, 0.90–1.00.
+// the next K's prefetch all in the first pass, 0.90–1.00; an L1 load of
+// q beside each K line and a broadcast weight beside each V line (the
+// quads' own ratio) 0.96–1.02. Four loads of q a K line took it to
+// 0.84–0.91: µops between the misses, even hits, cost the stream more
+// than the order does (fewer lines in the core's window at once, most
+// likely); the kernel's trees, softmax and o loads and stores add such
+// µops.
 
 // hold moves the prefetcher's cursor (and countdown) into registers for
 // the loops that follow, until release; a nil prefetcher holds nothing.
