@@ -168,10 +168,11 @@ func BenchmarkF16Floor(b *testing.B) {
 // The halves (the same guest, later that day, 40 rounds, twice; both
 // tiers' loops): at 8 and 16 KB 76–96 % of side by side where the tiled
 // order read 73–87 % in the same runs, at 32 to 128 KB 91–99 % against
-// 80–96 %; at 1 to 4 KB about level (64–97 % against 59–93 %): two
-// streams read on demand in each phase, not one (most likely more lines
-// on their way from the core's prefetchers). A group built to read so
-// (the generator's prefetcher doc) gained nothing at its best tile.
+// 80–96 %; at 1 to 4 KB mostly ahead too, more scattered (64–97 %
+// against 59–93 %): two streams read on demand in each phase, not one
+// (most likely more lines on their way from the core's prefetchers). A
+// group built to read so (the generator's prefetcher doc) gained nothing
+// at its best tile.
 //
 //	go test -run '^$' -bench TileOrder -benchtime 20x ./kernels/attention
 func BenchmarkTileOrder(b *testing.B) {

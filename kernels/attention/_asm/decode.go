@@ -1427,15 +1427,16 @@ type prefetcher struct {
 //
 // The same scratch loop at a 32:8 f32 group's own work (4 FMAs a line,
 // hd 128 rows; three runs of 60 rounds) kept the tile order with its near
-// stream at 87 % of side by side at 8 KB tiles (30.9–31.6 GB/s against
-// 33.5–36.2), where the kernel reads at 73–77 % of its paired kv-read.
+// stream at 86–94 % of side by side with the same FMAs at 8 KB tiles
+// (30.9–31.6 GB/s against 33.5–36.0), where the kernel reads at 73–77 %
+// of its paired kv-read.
 // Neither of two kernel traits it then took explains that gap: K read as
-// scores4 reads it (four rows a batch, a line of each in turn) 0.98–0.99
+// scores4 reads it (four rows a batch, a line of each in turn) 0.95–1.00
 // of the row order's rate; V read twice, as f32's pairs read it, with
 // the next K's prefetch all in the first pass, 0.90–1.00; an L1 load of
 // q beside each K line and a broadcast weight beside each V line (the
-// quads' own ratio) 0.96–1.02. Four loads of q a K line took it to
-// 0.84–0.91: µops between the misses, even hits, cost the stream more
+// quads' own ratio) 0.95–1.02. Four loads of q a K line took it to
+// 0.84–0.92: µops between the misses, even hits, cost the stream more
 // than the order does (fewer lines in the core's window at once, most
 // likely); the kernel's trees, softmax and o loads and stores add such
 // µops.
