@@ -648,9 +648,10 @@ func tileBufs(g int) int { return max(g, 2) }
 // registers, follow the stride, and leave it alone. A q8_0 cache then adds
 // H·D floats, where Run quantizes the query (QuantizeQuery).
 func (p Params) WorkspaceLen() int {
-	n := p.workspaceLen()
+	tk := p.wsTile()
+	n := p.workspaceLen(tk)
 	if p.KV != F32 || p.Layout != HeadMajor {
-		rows := p.wsTile()
+		rows := tk
 		if p.Kernel == DecodeNaive {
 			rows = 1
 		}
@@ -662,21 +663,22 @@ func (p Params) WorkspaceLen() int {
 	return n
 }
 
-func (p Params) workspaceLen() int {
+// workspaceLen is the kernel's own workspace at tile_k tk (wsTile).
+func (p Params) workspaceLen(tk int) int {
 	switch p.Kernel {
 	case DecodeNaive:
 		return roundUp(p.Keys(), 16) + 16 // the scores, then the max and the sum
 
 	case DecodeFlashGQA:
 		g := p.Group()
-		return flashStateLen(g) + tileBufs(g)*tileBufLen(p.wsTile())
+		return flashStateLen(g) + tileBufs(g)*tileBufLen(tk)
 	case DecodeSplit:
 		// The grouped flash workspace, then per chunk the group's partial
 		// outputs (g·D) and their LSEs (g, rounded to 16).
 		g, n := p.Group(), p.SplitCount()
-		return flashStateLen(g) + tileBufs(g)*tileBufLen(p.wsTile()) + n*(g*p.D+roundUp(g, 16))
+		return flashStateLen(g) + tileBufs(g)*tileBufLen(tk) + n*(g*p.D+roundUp(g, 16))
 	}
-	return flashStateLen(1) + tileBufs(1)*tileBufLen(p.wsTile())
+	return flashStateLen(1) + tileBufs(1)*tileBufLen(tk)
 }
 
 // Check verifies that b is large enough for p. Run assumes it passed.

@@ -231,5 +231,4 @@ func BenchmarkTileOrder(b *testing.B) {
 			}
 		}
 	}
-	_ = sink
 }

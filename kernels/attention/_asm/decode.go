@@ -3038,33 +3038,6 @@ func (t tier) flashDecode() {
 					t.Zero(ov[c])
 				}
 			}
-			// sum4 is an xmm of the sums of the four accumulators' lanes:
-			// their tree at full width first (VSHUFPS and VADDPS work in
-			// each 128-bit lane: two levels leave each lane [Σ0 Σ1 Σ2 Σ3]
-			// of its part), then the four lanes folded, 13 instructions
-			// where folding each accumulator to a ymm first took 19.
-			// Against that (Zen 5 family 26 model 2, 2026-12-02, the lone
-			// fused loop, tile 128, sweeps alternated, 5 rounds, share of
-			// the paired kv-read): hd 128 in L3 (ctx 4096) 89.6–94.9 %,
-			// medians 92.6 and 92.6, against 87.4–91.7 (89.2 and 89.0),
-			// hd 64 (ctx 8192) 84.7–88.9 (88.3) against 83.3–86.2 (83.9),
-			// from DRAM (ctx 32768 --cold) 92.9–98.9 (96.7) against
-			// 94.7–97.3 (95.6).
-			sum4 := func(acc []VecVirtual) VecVirtual {
-				hadd := func(a, b VecVirtual) VecVirtual {
-					even, odd, r := ZMM(), ZMM(), ZMM()
-					VSHUFPS(Imm(0x88), b, a, even) // per lane [a0 a2 b0 b2]
-					VSHUFPS(Imm(0xDD), b, a, odd)  // per lane [a1 a3 b1 b3]
-					VADDPS(odd, even, r)
-					return r
-				}
-				h := hadd(hadd(acc[0], acc[1]), hadd(acc[2], acc[3]))
-				y := t.Fold256(h, VADDPS)
-				x := XMM()
-				VEXTRACTF32X4(Imm(1), y, x)
-				VADDPS(y.(VecVirtual).AsX(), x, x)
-				return x
-			}
 			// scoreRows: the scores of n (4 or 1) keys from row j of K at
 			// lKp into bufL + 4j.
 			scoreRows := func(bufL Mem, j GPVirtual, n int) {
@@ -3083,7 +3056,7 @@ func (t tier) flashDecode() {
 				}
 				var x VecVirtual
 				if n == 4 {
-					x = sum4(acc)
+					x = t.reduce4(acc)
 				} else {
 					x = t.HReduce(acc[0], VADDPS)
 				}
@@ -3176,7 +3149,7 @@ func (t tier) flashDecode() {
 			flush := func() {
 				b := GP64()
 				MOVQ(lPend, b)
-				VMOVUPS(sum4(pend), Mem{Base: b})
+				VMOVUPS(t.reduce4(pend), Mem{Base: b})
 				idle()
 			}
 			// interleaved is a whole chunk of both tiles at key jL:

@@ -123,8 +123,11 @@ func (t tier) reduce8(acc [8]VecVirtual) VecVirtual {
 }
 
 // reduce4 returns an xmm whose lane i is the sum of all lanes of acc[i]
-// (AVX2: four ymm).
+// (four ymm, or four zmm: reduce4Z).
 func (t tier) reduce4(acc []VecVirtual) VecVirtual {
+	if t.W == 16 {
+		return t.reduce4Z(acc)
+	}
 	h := t.hadd(t.hadd(acc[0], acc[1]), t.hadd(acc[2], acc[3])) // per 128-bit lane: [Σacc0 … Σacc3]
 	x := XMM()
 	VEXTRACTF128(Imm(1), h, x)
@@ -159,6 +162,26 @@ func reduce8Z(a [8]VecVirtual) VecVirtual {
 	return reduceLanes(s)
 }
 
+// reduce4Z is reduce4 for zmm accumulators: their tree at full width
+// first (VSHUFPS and VADDPS work in each 128-bit lane: two levels leave
+// each lane [Σ0 Σ1 Σ2 Σ3] of its part), then the four lanes folded, 13
+// instructions where folding each accumulator to a ymm first (the ymm
+// tree of reduce4) took 19. Against that (Zen 5 family 26 model 2,
+// 2026-12-02, the lone fused loop, tile 128, sweeps alternated, 5
+// rounds, share of the paired kv-read): hd 128 in L3 (ctx 4096)
+// 89.6–94.9 %, medians 92.6 and 92.6, against 87.4–91.7 (89.2 and 89.0),
+// hd 64 (ctx 8192) 84.7–88.9 (88.3) against 83.3–86.2 (83.9), from DRAM
+// (ctx 32768 --cold) 92.9–98.9 (96.7) against 94.7–97.3 (95.6).
+func (t tier) reduce4Z(acc []VecVirtual) VecVirtual {
+	hadd := func(a, b Register) VecVirtual { return haddLanes(a, b, ZMM) }
+	h := hadd(hadd(acc[0], acc[1]), hadd(acc[2], acc[3]))
+	y := t.Fold256(h, VADDPS)
+	x := XMM()
+	VEXTRACTF32X4(Imm(1), y, x)
+	VADDPS(y.(VecVirtual).AsX(), x, x)
+	return x
+}
+
 // reduceLanes is reduce8Z from its second level on: 128-bit lanes 0 and 1
 // of s[i] hold partial sums of acc 2i, lanes 2 and 3 of acc 2i+1. So are
 // the accumulators of row pairs laid out (q8DotPair: row 2i in the low
@@ -190,12 +213,19 @@ func reduceLanes(s [4]VecVirtual) VecVirtual {
 
 // hadd is VHADDPS(a, b) on ymm: per 128-bit lane [a0+a1, a2+a3, b0+b1, b2+b3].
 func (t tier) hadd(a, b Register) VecVirtual {
-	r := YMM()
 	if t.W == 8 {
+		r := YMM()
 		VHADDPS(b, a, r)
 		return r
 	}
-	even, odd := YMM(), YMM()
+	return haddLanes(a, b, YMM)
+}
+
+// haddLanes is VHADDPS(a, b) by shuffles, at the width of vec's
+// registers (ymm or zmm; VHADDPS has no EVEX form): per 128-bit lane
+// [a0+a1, a2+a3, b0+b1, b2+b3].
+func haddLanes(a, b Register, vec func() VecVirtual) VecVirtual {
+	even, odd, r := vec(), vec(), vec()
 	VSHUFPS(Imm(0x88), b, a, even) // [a0, a2, b0, b2]
 	VSHUFPS(Imm(0xDD), b, a, odd)  // [a1, a3, b1, b3]
 	VADDPS(odd, even, r)
