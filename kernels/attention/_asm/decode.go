@@ -2147,8 +2147,10 @@ func (t tier) storeO(lo []Mem, col GPVirtual, acc [][]VecVirtual) {
 // 128: 256 bytes, also eight vectors) gained in both, the widening
 // shared: there is no limit for them. On Zen 5, with near prefetch (see
 // prefetcher), f32 hd 128 in quads took 0.98–1.01 of the time in L3 (32:8
-// and 64:8, ctx 1024, time over the paired kv-read, 3 rounds): the limit
-// stays.
+// and 64:8, ctx 1024, time over the paired kv-read, 3 rounds), and from
+// DRAM (family 26 model 2, 2026-12-02, ctx 32768 --cold, sweeps
+// alternated, 8 rounds, median time over the pairs') 0.99 (32:8) and 0.985
+// (64:8), rounds 0.81–1.20: the limit stays.
 func pv4Max(t tier) int {
 	if t.kv.size == 4 {
 		return 4 * t.kb()
