@@ -465,6 +465,9 @@ func printTable(w io.Writer, dir string) error {
 					v += fmt.Sprintf("; beyond this kernel here: it needs %.0f GFLOP/s, and with its KV in L2 runs %.0f", need, l2)
 				} else {
 					v += fmt.Sprintf("; it needs %.0f GFLOP/s and runs %.0f with its KV in L2: the overlap with memory falls short", need, l2)
+					if e, ok := exposed(r, l2); ok {
+						v += fmt.Sprintf(" (a call takes the paired read's time plus %.2f of its arithmetic's time in L2)", e)
+					}
 				}
 			}
 			paired := "-"
@@ -522,6 +525,21 @@ func l2Rate(rounds [][]results.Record, t target, tier string) (float64, bool) {
 		}
 	}
 	return best, best > 0
+}
+
+// exposed is how much of r's arithmetic adds to its stream's time: a
+// call takes T = R + e·C, with R the time of its paired kv-read over the
+// same bytes and C the time its FLOPs take at l2 (GFLOP/s, its rate with
+// the KV in L2), so e = (1/G − 1/(AI·read))·l2 per FLOP. 0: the arithmetic
+// wholly hidden under the read; 1: none of it (the two one after the
+// other). False where r lacks a rate, an AI or a paired read, or runs
+// faster than its read (e < 0).
+func exposed(r *results.Record, l2 float64) (float64, bool) {
+	if !r.GFlops.Valid() || r.GFlops <= 0 || !r.AI.Valid() || r.AI <= 0 || !r.ReadGBs.Valid() || r.ReadGBs <= 0 || l2 <= 0 {
+		return 0, false
+	}
+	e := (1/float64(r.GFlops) - 1/(float64(r.AI)*float64(r.ReadGBs))) * l2
+	return e, e >= 0
 }
 
 // judgement is a target's line for one tier: its share cell, status,
