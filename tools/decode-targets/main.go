@@ -530,15 +530,16 @@ func l2Rate(rounds [][]results.Record, t target, tier string) (float64, bool) {
 // exposed is how much of r's arithmetic adds to its stream's time: a
 // call takes T = R + e·C, with R the time of its paired kv-read over the
 // same bytes and C the time its FLOPs take at l2 (GFLOP/s, its rate with
-// the KV in L2), so e = (1/G − 1/(AI·read))·l2 per FLOP. 0: the arithmetic
-// wholly hidden under the read; 1: none of it (the two one after the
-// other). False where r lacks a rate, an AI or a paired read, or runs
-// faster than its read (e < 0).
+// the KV in L2). Per FLOP T = 1/G, R = p/G (p its share of the paired
+// read) and C = 1/l2, so e = (1 − p)·l2/G. 0: the arithmetic wholly
+// hidden under the read; 1: none of it (the two one after the other).
+// False where r lacks a rate or a share of its read, or reads faster than
+// it (e < 0).
 func exposed(r *results.Record, l2 float64) (float64, bool) {
-	if !r.GFlops.Valid() || r.GFlops <= 0 || !r.AI.Valid() || r.AI <= 0 || !r.ReadGBs.Valid() || r.ReadGBs <= 0 || l2 <= 0 {
+	if !r.GFlops.Valid() || r.GFlops <= 0 || !r.PctOfRead.Valid() || l2 <= 0 {
 		return 0, false
 	}
-	e := (1/float64(r.GFlops) - 1/(float64(r.AI)*float64(r.ReadGBs))) * l2
+	e := (1 - float64(r.PctOfRead)/100) * l2 / float64(r.GFlops)
 	return e, e >= 0
 }
 
