@@ -470,6 +470,9 @@ func printTable(w io.Writer, dir string) error {
 					}
 				}
 			}
+			if t.bound && j.notMet && memoryBound(roof, r) {
+				v += readReach(byTier[tier], t.min)
+			}
 			paired := "-"
 			if t.bound {
 				if memoryBound(roof, r) {
@@ -541,6 +544,71 @@ func exposed(r *results.Record, l2 float64) (float64, bool) {
 	}
 	e := (1 - float64(r.PctOfRead)/100) * l2 / float64(r.GFlops)
 	return e, e >= 0
+}
+
+// readShareOfBound is, in %, the share of r's bound that r's paired
+// kv-read reaches: the rate (GFLOP/s) r would run at if it read its bytes
+// as fast as the plain read of them beside it, over its bound. Where the
+// bound is the level's bandwidth, no kernel over those bytes gets past it:
+// the bound's bandwidth is the roofline's, the best of its passes minutes
+// before, and a shared host's DRAM often gives the sweeps less (a Zen 5
+// guest, AMD EPYC family 26 model 2, 2026-12-02: 38 GB/s in the roofline,
+// 29–33 in the paired reads of the grouped points from DRAM minutes later;
+// a scratch loop an hour on, medians of 30 rounds, 28–30 GB/s whichever
+// way it read: one 256 or 512 MB region as the roofline does, K and V a
+// head at a time or whole, one copy or three rotated). False where r lacks
+// a paired read, an AI or a bound.
+func readShareOfBound(r *results.Record) (float64, bool) {
+	if !r.ReadGBs.Valid() || !r.AI.Valid() || !r.BoundGFlops.Valid() || r.ReadGBs <= 0 || r.AI <= 0 || r.BoundGFlops <= 0 {
+		return 0, false
+	}
+	return 100 * float64(r.ReadGBs) * float64(r.AI) / float64(r.BoundGFlops), true
+}
+
+// readReach is the verdict's clause for a memory-bound target not met:
+// what share of the bound the rounds' paired kv-reads reached (their
+// median and range), what share of that read the target then asks of the
+// kernel, and in how many rounds it was past any kernel's reach (the read
+// itself below it). "" where no ok round has a paired read.
+func readReach(rounds []*results.Record, min float64) string {
+	var shares []float64
+	for _, r := range rounds {
+		if s, ok := readShareOfBound(r); ok && r.Status == results.StatusOK {
+			shares = append(shares, s)
+		}
+	}
+	if len(shares) == 0 {
+		return ""
+	}
+	slices.Sort(shares)
+	n := len(shares)
+	med := shares[n/2]
+	if n%2 == 0 {
+		med = (shares[n/2-1] + med) / 2
+	}
+	out := 0
+	for _, s := range shares {
+		if s < min {
+			out++
+		}
+	}
+	v := fmt.Sprintf("; its paired kv-read itself read at %.0f %%", med)
+	if n > 1 {
+		v += fmt.Sprintf(" (%.0f–%.0f)", shares[0], shares[n-1])
+	}
+	v += " of this bound"
+	in := ""
+	if n > 1 {
+		in = fmt.Sprintf(" in %d of %d rounds", out, n)
+	}
+	if med < min {
+		return v + fmt.Sprintf(": %g %% was past any kernel's reach%s", min, in)
+	}
+	v += fmt.Sprintf(": %g %% of it asks for %.0f %% of that read", min, 100*min/med)
+	if out > 0 {
+		v += fmt.Sprintf(" (past any kernel's reach%s)", in)
+	}
+	return v
 }
 
 // judgement is a target's line for one tier: its share cell, status,

@@ -61,6 +61,8 @@ func TestTable(t *testing.T) {
 		r := results.NewRecord()
 		r.Family, r.Kernel, r.ISA, r.KV, r.TK, r.H, r.KVH, r.Th, r.Status = "attention", "decode-flash-gqa", "avx512", "f32", "auto", 32, 8, 1, results.StatusOK
 		r.PctOfBound, r.PctOfRead, r.BoundGFlops, r.GFlops = 60, 75, 50, 30
+		// Its paired read at 21 GB/s × 2 FLOP/B is 84 % of its bound.
+		r.ReadGBs, r.AI = 21, 2
 		if err := run.Add(r); err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +83,7 @@ func TestTable(t *testing.T) {
 	for _, want := range []string{
 		strings.Replace(dram, "%s", "f32", 1) + "avx2 auto 71 % 61 % of read ok not met; beyond this kernel here: it needs 40 GFLOP/s, and with its KV in L2 runs 30",
 		strings.Replace(dram, "%s", "f16", 1) + "avx2 auto 83 % 73 % of read ok met",
-		strings.Replace(dram, "%s", "f32", 1) + "avx512 auto 60 % 75 % of read ok not met; it needs 40 GFLOP/s and runs 100 with its KV in L2: the overlap with memory falls short (a call takes the paired read's time plus 0.83 of its arithmetic's time in L2)",
+		strings.Replace(dram, "%s", "f32", 1) + "avx512 auto 60 % 75 % of read ok not met; it needs 40 GFLOP/s and runs 100 with its KV in L2: the overlap with memory falls short (a call takes the paired read's time plus 0.83 of its arithmetic's time in L2); its paired kv-read itself read at 84 % of this bound: 80 % of it asks for 95 % of that read",
 		strings.Replace(dram, "%s", "f16", 1) + "avx512 auto 88 % 78 % of read unstable no verdict (not a result)",
 	} {
 		if !slices.Contains(lines, want) {
@@ -93,6 +95,38 @@ func TestTable(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "decode-flash f16, 1 head, ctx 4096 ≥ 90 %") || !strings.Contains(b.String(), "not measured") {
 		t.Errorf("a target without its run is not listed as not measured:\n%s", b.String())
+	}
+}
+
+// TestReadReach: a memory-bound target's clause says what share of the
+// bound the rounds' paired reads reached, what the target then asks of
+// the kernel, and in how many rounds it was past any kernel's reach.
+func TestReadReach(t *testing.T) {
+	rec := func(status string, readGBs float64) *results.Record {
+		r := results.NewRecord()
+		r.Status, r.ReadGBs, r.AI, r.BoundGFlops = status, results.Float(readGBs), 2, 100
+		return &r
+	}
+	for _, c := range []struct {
+		reads []float64 // GB/s: at AI 2 and a bound of 100, the share of it
+		want  string
+	}{
+		{[]float64{45, 40, 36}, "; its paired kv-read itself read at 80 % (72–90) of this bound: 80 % of it asks for 100 % of that read (past any kernel's reach in 1 of 3 rounds)"},
+		{[]float64{44, 45}, "; its paired kv-read itself read at 89 % (88–90) of this bound: 80 % of it asks for 90 % of that read"},
+		{[]float64{35, 38, 44}, "; its paired kv-read itself read at 76 % (70–88) of this bound: 80 % was past any kernel's reach in 2 of 3 rounds"},
+		{[]float64{30}, "; its paired kv-read itself read at 60 % of this bound: 80 % was past any kernel's reach"},
+	} {
+		var rounds []*results.Record
+		for _, g := range c.reads {
+			rounds = append(rounds, rec(results.StatusOK, g))
+		}
+		rounds = append(rounds, rec(results.StatusUnstable, 10)) // not a result: left out
+		if got := readReach(rounds, 80); got != c.want {
+			t.Errorf("reads %v: got %q, want %q", c.reads, got, c.want)
+		}
+	}
+	if got := readReach([]*results.Record{rec(results.StatusUnstable, 40)}, 80); got != "" {
+		t.Errorf("no ok round: got %q, want none", got)
 	}
 }
 
