@@ -13146,11 +13146,22 @@ scores2_6_chunk2_1:
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_99
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_1
+	PREFETCHT0  (R9)
+	PREFETCHT0  64(R9)
+	PREFETCHT0  128(R9)
+	PREFETCHT0  192(R9)
+	JMP         pf_l1_done_1
+
+pf_t1_1:
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	PREFETCHT1 128(R9)
+	PREFETCHT1 192(R9)
+
+pf_l1_done_1:
+	ADDQ $0x00000100, R9
 
 pf_skip_99:
 	VMOVUPS     32(DX)(CX*2), Y12
@@ -13178,11 +13189,22 @@ pf_skip_99:
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_100
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_2
+	PREFETCHT0  (R9)
+	PREFETCHT0  64(R9)
+	PREFETCHT0  128(R9)
+	PREFETCHT0  192(R9)
+	JMP         pf_l1_done_2
+
+pf_t1_2:
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	PREFETCHT1 128(R9)
+	PREFETCHT1 192(R9)
+
+pf_l1_done_2:
+	ADDQ $0x00000100, R9
 
 pf_skip_100:
 	ADDQ $0x00000020, CX
@@ -13218,11 +13240,22 @@ scores2_6_odd_1:
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_101
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_3
+	PREFETCHT0  (R9)
+	PREFETCHT0  64(R9)
+	PREFETCHT0  128(R9)
+	PREFETCHT0  192(R9)
+	JMP         pf_l1_done_3
+
+pf_t1_3:
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	PREFETCHT1 128(R9)
+	PREFETCHT1 192(R9)
+
+pf_l1_done_3:
+	ADDQ $0x00000100, R9
 
 pf_skip_101:
 scores2_6_chunks_1:
@@ -13318,11 +13351,22 @@ scores2_4_chunk2_2:
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_102
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_4
+	PREFETCHT0  (R9)
+	PREFETCHT0  64(R9)
+	PREFETCHT0  128(R9)
+	PREFETCHT0  192(R9)
+	JMP         pf_l1_done_4
+
+pf_t1_4:
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	PREFETCHT1 128(R9)
+	PREFETCHT1 192(R9)
+
+pf_l1_done_4:
+	ADDQ $0x00000100, R9
 
 pf_skip_102:
 	VMOVUPS     32(DX)(CX*2), Y8
@@ -13344,11 +13388,22 @@ pf_skip_102:
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_103
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_5
+	PREFETCHT0  (R9)
+	PREFETCHT0  64(R9)
+	PREFETCHT0  128(R9)
+	PREFETCHT0  192(R9)
+	JMP         pf_l1_done_5
+
+pf_t1_5:
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	PREFETCHT1 128(R9)
+	PREFETCHT1 192(R9)
+
+pf_l1_done_5:
+	ADDQ $0x00000100, R9
 
 pf_skip_103:
 	ADDQ $0x00000020, CX
@@ -13377,11 +13432,22 @@ scores2_4_odd_2:
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_104
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_6
+	PREFETCHT0  (R9)
+	PREFETCHT0  64(R9)
+	PREFETCHT0  128(R9)
+	PREFETCHT0  192(R9)
+	JMP         pf_l1_done_6
+
+pf_t1_6:
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	PREFETCHT1 128(R9)
+	PREFETCHT1 192(R9)
+
+pf_l1_done_6:
+	ADDQ $0x00000100, R9
 
 pf_skip_104:
 scores2_4_chunks_2:
@@ -13558,9 +13624,18 @@ scores_pairs_12:
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 216(SP)
 	JAE         pf_skip_105
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	ADDQ        $0x00000080, DI
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_7
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	JMP         pf_l1_done_7
+
+pf_t1_7:
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+
+pf_l1_done_7:
+	ADDQ $0x00000080, DI
 
 pf_skip_105:
 	VMOVUPS     32(R12)(R10*2), Y10
@@ -13616,9 +13691,18 @@ scores_pairs_13:
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 216(SP)
 	JAE         pf_skip_106
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	ADDQ        $0x00000080, DI
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_8
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	JMP         pf_l1_done_8
+
+pf_t1_8:
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+
+pf_l1_done_8:
+	ADDQ $0x00000080, DI
 
 pf_skip_106:
 	VMOVUPS     32(R12)(R10*2), Y10
@@ -14709,11 +14793,22 @@ pv2_single_9:
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
 	JAE          pf_skip_109
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, R10
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_9
+	PREFETCHT0   (R10)
+	PREFETCHT0   64(R10)
+	PREFETCHT0   128(R10)
+	PREFETCHT0   192(R10)
+	JMP          pf_l1_done_9
+
+pf_t1_9:
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	PREFETCHT1 128(R10)
+	PREFETCHT1 192(R10)
+
+pf_l1_done_9:
+	ADDQ $0x00000100, R10
 
 pf_skip_109:
 	ADDQ $0x04, BX
@@ -14784,11 +14879,22 @@ pv2_single_10:
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
 	JAE          pf_skip_110
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, R10
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_10
+	PREFETCHT0   (R10)
+	PREFETCHT0   64(R10)
+	PREFETCHT0   128(R10)
+	PREFETCHT0   192(R10)
+	JMP          pf_l1_done_10
+
+pf_t1_10:
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	PREFETCHT1 128(R10)
+	PREFETCHT1 192(R10)
+
+pf_l1_done_10:
+	ADDQ $0x00000100, R10
 
 pf_skip_110:
 	ADDQ $0x04, BX
@@ -14845,11 +14951,22 @@ pv2_single_11:
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
 	JAE          pf_skip_111
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, R10
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_11
+	PREFETCHT0   (R10)
+	PREFETCHT0   64(R10)
+	PREFETCHT0   128(R10)
+	PREFETCHT0   192(R10)
+	JMP          pf_l1_done_11
+
+pf_t1_11:
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	PREFETCHT1 128(R10)
+	PREFETCHT1 192(R10)
+
+pf_l1_done_11:
+	ADDQ $0x00000100, R10
 
 pf_skip_111:
 	ADDQ $0x04, BX
@@ -14897,11 +15014,22 @@ pv2_single_12:
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 240(SP)
 	JAE          pf_skip_112
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, R10
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_12
+	PREFETCHT0   (R10)
+	PREFETCHT0   64(R10)
+	PREFETCHT0   128(R10)
+	PREFETCHT0   192(R10)
+	JMP          pf_l1_done_12
+
+pf_t1_12:
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	PREFETCHT1 128(R10)
+	PREFETCHT1 192(R10)
+
+pf_l1_done_12:
+	ADDQ $0x00000100, R10
 
 pf_skip_112:
 	ADDQ $0x04, BX
@@ -15029,13 +15157,26 @@ pv_pair_32:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_113
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	PREFETCHT1   256(R8)
-	PREFETCHT1   320(R8)
-	ADDQ         $0x00000180, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_13
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   256(R8)
+	PREFETCHT0   320(R8)
+	JMP          pf_l1_done_13
+
+pf_t1_13:
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	PREFETCHT1 128(R8)
+	PREFETCHT1 192(R8)
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+
+pf_l1_done_13:
+	ADDQ $0x00000180, R8
 
 pf_skip_113:
 	ADDQ $0x08, R11
@@ -15075,10 +15216,20 @@ pv_single_32:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_114
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	ADDQ         $0x000000c0, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_14
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	JMP          pf_l1_done_14
+
+pf_t1_14:
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	PREFETCHT1 128(R8)
+
+pf_l1_done_14:
+	ADDQ $0x000000c0, R8
 
 pf_skip_114:
 	ADDQ $0x04, R11
@@ -15166,11 +15317,22 @@ pv_pair_33:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_115
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_15
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	JMP          pf_l1_done_15
+
+pf_t1_15:
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	PREFETCHT1 128(R8)
+	PREFETCHT1 192(R8)
+
+pf_l1_done_15:
+	ADDQ $0x00000100, R8
 
 pf_skip_115:
 	ADDQ $0x08, R11
@@ -15202,9 +15364,18 @@ pv_single_33:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_116
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	ADDQ         $0x00000080, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_16
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	JMP          pf_l1_done_16
+
+pf_t1_16:
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+
+pf_l1_done_16:
+	ADDQ $0x00000080, R8
 
 pf_skip_116:
 	ADDQ $0x04, R11
@@ -15270,9 +15441,18 @@ pv_pair_34:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_117
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	ADDQ         $0x00000080, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_17
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	JMP          pf_l1_done_17
+
+pf_t1_17:
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+
+pf_l1_done_17:
+	ADDQ $0x00000080, R8
 
 pf_skip_117:
 	ADDQ $0x08, R11
@@ -15298,8 +15478,16 @@ pv_single_34:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_118
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_18
+	PREFETCHT0   (R8)
+	JMP          pf_l1_done_18
+
+pf_t1_18:
+	PREFETCHT1 (R8)
+
+pf_l1_done_18:
+	ADDQ $0x00000040, R8
 
 pf_skip_118:
 	ADDQ $0x04, R11
@@ -15353,8 +15541,16 @@ pv_pair_35:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_119
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_19
+	PREFETCHT0   (R8)
+	JMP          pf_l1_done_19
+
+pf_t1_19:
+	PREFETCHT1 (R8)
+
+pf_l1_done_19:
+	ADDQ $0x00000040, R8
 
 pf_skip_119:
 	ADDQ $0x08, R11
@@ -15376,8 +15572,16 @@ pv_single_35:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_120
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_20
+	PREFETCHT0   (R8)
+	JMP          pf_l1_done_20
+
+pf_t1_20:
+	PREFETCHT1 (R8)
+
+pf_l1_done_20:
+	ADDQ $0x00000040, R8
 
 pf_skip_120:
 	ADDQ $0x04, R11
@@ -15421,8 +15625,16 @@ pv_pair_36:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_121
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_21
+	PREFETCHT0   (R8)
+	JMP          pf_l1_done_21
+
+pf_t1_21:
+	PREFETCHT1 (R8)
+
+pf_l1_done_21:
+	ADDQ $0x00000040, R8
 
 pf_skip_121:
 	ADDQ $0x08, R11
@@ -15442,8 +15654,16 @@ pv_single_36:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_122
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_22
+	PREFETCHT0   (R8)
+	JMP          pf_l1_done_22
+
+pf_t1_22:
+	PREFETCHT1 (R8)
+
+pf_l1_done_22:
+	ADDQ $0x00000040, R8
 
 pf_skip_122:
 	ADDQ $0x04, R11
