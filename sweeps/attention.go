@@ -796,8 +796,8 @@ func groupShape(t isa.Tier) string {
 	if t == isa.AVX2 && attention.SoftmaxStepPairs(t) {
 		s += " (f32 head-major: each pair's softmax begins the next tile's K, faster from DRAM here)"
 	}
-	if attention.F16L1Prefetch(t) {
-		s += " (f16 head-major: prefetch into L1, faster here)"
+	if attention.L1Prefetch(t) {
+		s += " (head-major f32 and f16: prefetch into L1, faster here)"
 	}
 	return s
 }
@@ -833,8 +833,8 @@ func (attentionFamily) List(w io.Writer) {
 	if attention.Q8LoneNarrow(isa.AVX512) {
 		lone += "; over a head-major q8_0 cache the avx512 tier runs avx2's kernel (faster here)"
 	}
-	if attention.F16L1Prefetch(isa.AVX2) {
-		lone += "; avx2's f16 head-major phases prefetch into L1 (faster here)"
+	if attention.L1Prefetch(isa.AVX2) {
+		lone += "; avx2's head-major f16 phases prefetch into L1 (faster here)"
 	}
 	fmt.Fprintf(w, "  a lone head (decode-flash, groups of one) on this CPU: %s\n", lone)
 	fmt.Fprintln(w, "  a GQA group (decode-flash-gqa, decode-split) on this CPU (the wide sets where they were measured faster):")

@@ -273,8 +273,8 @@ func flashPaths(im Impl, p Params) []Impl {
 	if p.Kernel != DecodeFlash && p.Group() >= 4 && p.KV == F32 {
 		flip(modeNearT1) // the AVX-512 f32 groups' near stream into L2
 	}
-	if p.KV == F16 {
-		flip(modeF16L1) // AVX2's f16 prefetch into L1
+	if p.KV != Q8_0 {
+		flip(modeL1) // AVX2's f32 and f16 prefetch into L1
 	}
 	if p.Kernel != DecodeFlash && p.Group() >= 2 && p.KV == F32 {
 		flip(modeSmallTiles)  // AVX-512's f32 groups of small tiles in AVX2's kernel

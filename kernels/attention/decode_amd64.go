@@ -312,12 +312,13 @@ func q8LoneOn(t isa.Tier, v cpuid.Vendor, fam int) bool { return zen4AVX512(t, v
 // it for the family.
 func softmaxStepOn(v cpuid.Vendor, fam int, avx512 bool) bool { return isa.Zen4(v, fam, avx512) }
 
-// f16L1On reports whether tier t's head-major f16 kernel prefetches into
-// L1 (modeF16L1; the generator's f16L1Of, whose doc has the measurements)
-// on a CPU of vendor v and family fam: AVX2's (the AVX-512 tier never runs
-// AVX2's f16 kernel) on Zen 5 (family 0x1A), where it was measured. Zen 3
-// fills L1 at every hint; on Zen 4 and the Xeon T1 had won for the groups.
-func f16L1On(t isa.Tier, v cpuid.Vendor, fam int) bool {
+// l1On reports whether tier t's head-major f32 and f16 kernels prefetch
+// into L1 (modeL1; the generator's l1Of, whose doc has the measurements)
+// on a CPU of vendor v and family fam: AVX2's on Zen 5 (family 0x1A),
+// where it was measured (the AVX-512 tier runs AVX2's kernels only on
+// Zen 4: smallTilesOn, q8LoneOn). Zen 3 fills L1 at every hint; on Zen 4
+// and the Xeon T1 had won for the groups.
+func l1On(t isa.Tier, v cpuid.Vendor, fam int) bool {
 	return t == isa.AVX2 && v == cpuid.AMD && fam == 0x1A
 }
 
@@ -343,8 +344,8 @@ func modeOn(t isa.Tier, v cpuid.Vendor, fam int, avx512 bool) flashMode {
 	if q8LoneOn(t, v, fam) {
 		m |= modeQ8Lone
 	}
-	if f16L1On(t, v, fam) {
-		m |= modeF16L1
+	if l1On(t, v, fam) {
+		m |= modeL1
 	}
 	return m
 }

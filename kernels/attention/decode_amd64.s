@@ -282,11 +282,22 @@ scores2_4_chunk2_1:
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
 	JAE         pf_skip_1
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_1
+	PREFETCHT0  (R9)
+	PREFETCHT0  64(R9)
+	PREFETCHT0  128(R9)
+	PREFETCHT0  192(R9)
+	JMP         pf_l1_done_1
+
+pf_t1_1:
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	PREFETCHT1 128(R9)
+	PREFETCHT1 192(R9)
+
+pf_l1_done_1:
+	ADDQ $0x00000100, R9
 
 pf_skip_1:
 	VMOVUPS     32(CX)(DX*1), Y8
@@ -308,11 +319,22 @@ pf_skip_1:
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
 	JAE         pf_skip_2
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_2
+	PREFETCHT0  (R9)
+	PREFETCHT0  64(R9)
+	PREFETCHT0  128(R9)
+	PREFETCHT0  192(R9)
+	JMP         pf_l1_done_2
+
+pf_t1_2:
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	PREFETCHT1 128(R9)
+	PREFETCHT1 192(R9)
+
+pf_l1_done_2:
+	ADDQ $0x00000100, R9
 
 pf_skip_2:
 	ADDQ $0x00000040, CX
@@ -341,11 +363,22 @@ scores2_4_odd_1:
 	MOVQ        ng+16(FP), R10
 	CMPQ        R9, 208(SP)
 	JAE         pf_skip_3
-	PREFETCHT1  (R9)
-	PREFETCHT1  64(R9)
-	PREFETCHT1  128(R9)
-	PREFETCHT1  192(R9)
-	ADDQ        $0x00000100, R9
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_3
+	PREFETCHT0  (R9)
+	PREFETCHT0  64(R9)
+	PREFETCHT0  128(R9)
+	PREFETCHT0  192(R9)
+	JMP         pf_l1_done_3
+
+pf_t1_3:
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	PREFETCHT1 128(R9)
+	PREFETCHT1 192(R9)
+
+pf_l1_done_3:
+	ADDQ $0x00000100, R9
 
 pf_skip_3:
 scores2_4_chunks_1:
@@ -515,11 +548,22 @@ scores_pairs_1:
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
 	JAE         pf_skip_4
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, DI
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_4
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
+	JMP         pf_l1_done_4
+
+pf_t1_4:
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	PREFETCHT1 128(DI)
+	PREFETCHT1 192(DI)
+
+pf_l1_done_4:
+	ADDQ $0x00000100, DI
 
 pf_skip_4:
 	VMOVUPS     32(R10)(R12*1), Y10
@@ -563,11 +607,22 @@ scores_pairs_2:
 	MOVQ        ng+16(FP), R8
 	CMPQ        DI, 208(SP)
 	JAE         pf_skip_5
-	PREFETCHT1  (DI)
-	PREFETCHT1  64(DI)
-	PREFETCHT1  128(DI)
-	PREFETCHT1  192(DI)
-	ADDQ        $0x00000100, DI
+	TESTQ       $0x00000400, mode+104(FP)
+	JZ          pf_t1_5
+	PREFETCHT0  (DI)
+	PREFETCHT0  64(DI)
+	PREFETCHT0  128(DI)
+	PREFETCHT0  192(DI)
+	JMP         pf_l1_done_5
+
+pf_t1_5:
+	PREFETCHT1 (DI)
+	PREFETCHT1 64(DI)
+	PREFETCHT1 128(DI)
+	PREFETCHT1 192(DI)
+
+pf_l1_done_5:
+	ADDQ $0x00000100, DI
 
 pf_skip_5:
 	VMOVUPS     32(R10)(R12*1), Y10
@@ -673,6 +728,19 @@ softmax_1:
 	MOVQ       224(SP), AX
 	CMPQ       AX, 232(SP)
 	JAE        pf_skip_6
+	TESTQ      $0x00000400, mode+104(FP)
+	JZ         pf_t1_6
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	PREFETCHT0 384(AX)
+	PREFETCHT0 448(AX)
+	JMP        pf_l1_done_6
+
+pf_t1_6:
 	PREFETCHT1 (AX)
 	PREFETCHT1 64(AX)
 	PREFETCHT1 128(AX)
@@ -681,7 +749,9 @@ softmax_1:
 	PREFETCHT1 320(AX)
 	PREFETCHT1 384(AX)
 	PREFETCHT1 448(AX)
-	ADDQ       $0x00000200, AX
+
+pf_l1_done_6:
+	ADDQ $0x00000200, AX
 
 pf_skip_6:
 	MOVQ AX, 224(SP)
@@ -1481,13 +1551,26 @@ pv2_single_1:
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
 	JAE          pf_skip_7
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	PREFETCHT1   256(R10)
-	PREFETCHT1   320(R10)
-	ADDQ         $0x00000180, R10
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_7
+	PREFETCHT0   (R10)
+	PREFETCHT0   64(R10)
+	PREFETCHT0   128(R10)
+	PREFETCHT0   192(R10)
+	PREFETCHT0   256(R10)
+	PREFETCHT0   320(R10)
+	JMP          pf_l1_done_7
+
+pf_t1_7:
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	PREFETCHT1 128(R10)
+	PREFETCHT1 192(R10)
+	PREFETCHT1 256(R10)
+	PREFETCHT1 320(R10)
+
+pf_l1_done_7:
+	ADDQ $0x00000180, R10
 
 pf_skip_7:
 	ADDQ $0x04, BX
@@ -1557,11 +1640,22 @@ pv2_single_2:
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
 	JAE          pf_skip_8
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, R10
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_8
+	PREFETCHT0   (R10)
+	PREFETCHT0   64(R10)
+	PREFETCHT0   128(R10)
+	PREFETCHT0   192(R10)
+	JMP          pf_l1_done_8
+
+pf_t1_8:
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	PREFETCHT1 128(R10)
+	PREFETCHT1 192(R10)
+
+pf_l1_done_8:
+	ADDQ $0x00000100, R10
 
 pf_skip_8:
 	ADDQ $0x04, BX
@@ -1617,11 +1711,22 @@ pv2_single_3:
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
 	JAE          pf_skip_9
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, R10
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_9
+	PREFETCHT0   (R10)
+	PREFETCHT0   64(R10)
+	PREFETCHT0   128(R10)
+	PREFETCHT0   192(R10)
+	JMP          pf_l1_done_9
+
+pf_t1_9:
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	PREFETCHT1 128(R10)
+	PREFETCHT1 192(R10)
+
+pf_l1_done_9:
+	ADDQ $0x00000100, R10
 
 pf_skip_9:
 	ADDQ $0x04, BX
@@ -1668,11 +1773,22 @@ pv2_single_4:
 	MOVQ         ng+16(FP), R11
 	CMPQ         R10, 232(SP)
 	JAE          pf_skip_10
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	PREFETCHT1   128(R10)
-	PREFETCHT1   192(R10)
-	ADDQ         $0x00000100, R10
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_10
+	PREFETCHT0   (R10)
+	PREFETCHT0   64(R10)
+	PREFETCHT0   128(R10)
+	PREFETCHT0   192(R10)
+	JMP          pf_l1_done_10
+
+pf_t1_10:
+	PREFETCHT1 (R10)
+	PREFETCHT1 64(R10)
+	PREFETCHT1 128(R10)
+	PREFETCHT1 192(R10)
+
+pf_l1_done_10:
+	ADDQ $0x00000100, R10
 
 pf_skip_10:
 	ADDQ $0x04, BX
@@ -1774,19 +1890,38 @@ pv_pair_1:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_11
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	PREFETCHT1   256(R8)
-	PREFETCHT1   320(R8)
-	PREFETCHT1   384(R8)
-	PREFETCHT1   448(R8)
-	PREFETCHT1   512(R8)
-	PREFETCHT1   576(R8)
-	PREFETCHT1   640(R8)
-	PREFETCHT1   704(R8)
-	ADDQ         $0x00000300, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_11
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   256(R8)
+	PREFETCHT0   320(R8)
+	PREFETCHT0   384(R8)
+	PREFETCHT0   448(R8)
+	PREFETCHT0   512(R8)
+	PREFETCHT0   576(R8)
+	PREFETCHT0   640(R8)
+	PREFETCHT0   704(R8)
+	JMP          pf_l1_done_11
+
+pf_t1_11:
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	PREFETCHT1 128(R8)
+	PREFETCHT1 192(R8)
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+	PREFETCHT1 512(R8)
+	PREFETCHT1 576(R8)
+	PREFETCHT1 640(R8)
+	PREFETCHT1 704(R8)
+
+pf_l1_done_11:
+	ADDQ $0x00000300, R8
 
 pf_skip_11:
 	ADDQ $0x08, R11
@@ -1814,13 +1949,26 @@ pv_single_1:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_12
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	PREFETCHT1   256(R8)
-	PREFETCHT1   320(R8)
-	ADDQ         $0x00000180, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_12
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   256(R8)
+	PREFETCHT0   320(R8)
+	JMP          pf_l1_done_12
+
+pf_t1_12:
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	PREFETCHT1 128(R8)
+	PREFETCHT1 192(R8)
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+
+pf_l1_done_12:
+	ADDQ $0x00000180, R8
 
 pf_skip_12:
 	ADDQ $0x04, R11
@@ -1890,15 +2038,30 @@ pv_pair_2:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_13
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	PREFETCHT1   256(R8)
-	PREFETCHT1   320(R8)
-	PREFETCHT1   384(R8)
-	PREFETCHT1   448(R8)
-	ADDQ         $0x00000200, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_13
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   256(R8)
+	PREFETCHT0   320(R8)
+	PREFETCHT0   384(R8)
+	PREFETCHT0   448(R8)
+	JMP          pf_l1_done_13
+
+pf_t1_13:
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	PREFETCHT1 128(R8)
+	PREFETCHT1 192(R8)
+	PREFETCHT1 256(R8)
+	PREFETCHT1 320(R8)
+	PREFETCHT1 384(R8)
+	PREFETCHT1 448(R8)
+
+pf_l1_done_13:
+	ADDQ $0x00000200, R8
 
 pf_skip_13:
 	ADDQ $0x08, R11
@@ -1922,11 +2085,22 @@ pv_single_2:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_14
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_14
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	JMP          pf_l1_done_14
+
+pf_t1_14:
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	PREFETCHT1 128(R8)
+	PREFETCHT1 192(R8)
+
+pf_l1_done_14:
+	ADDQ $0x00000100, R8
 
 pf_skip_14:
 	ADDQ $0x04, R11
@@ -1982,11 +2156,22 @@ pv_pair_3:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_15
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	PREFETCHT1   128(R8)
-	PREFETCHT1   192(R8)
-	ADDQ         $0x00000100, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_15
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   192(R8)
+	JMP          pf_l1_done_15
+
+pf_t1_15:
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+	PREFETCHT1 128(R8)
+	PREFETCHT1 192(R8)
+
+pf_l1_done_15:
+	ADDQ $0x00000100, R8
 
 pf_skip_15:
 	ADDQ $0x08, R11
@@ -2008,9 +2193,18 @@ pv_single_3:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_16
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	ADDQ         $0x00000080, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_16
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	JMP          pf_l1_done_16
+
+pf_t1_16:
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+
+pf_l1_done_16:
+	ADDQ $0x00000080, R8
 
 pf_skip_16:
 	ADDQ $0x04, R11
@@ -2058,9 +2252,18 @@ pv_pair_4:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_17
-	PREFETCHT1   (R8)
-	PREFETCHT1   64(R8)
-	ADDQ         $0x00000080, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_17
+	PREFETCHT0   (R8)
+	PREFETCHT0   64(R8)
+	JMP          pf_l1_done_17
+
+pf_t1_17:
+	PREFETCHT1 (R8)
+	PREFETCHT1 64(R8)
+
+pf_l1_done_17:
+	ADDQ $0x00000080, R8
 
 pf_skip_17:
 	ADDQ $0x08, R11
@@ -2080,8 +2283,16 @@ pv_single_4:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_18
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_18
+	PREFETCHT0   (R8)
+	JMP          pf_l1_done_18
+
+pf_t1_18:
+	PREFETCHT1 (R8)
+
+pf_l1_done_18:
+	ADDQ $0x00000040, R8
 
 pf_skip_18:
 	ADDQ $0x04, R11
@@ -2121,8 +2332,16 @@ pv_pair_5:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_19
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_19
+	PREFETCHT0   (R8)
+	JMP          pf_l1_done_19
+
+pf_t1_19:
+	PREFETCHT1 (R8)
+
+pf_l1_done_19:
+	ADDQ $0x00000040, R8
 
 pf_skip_19:
 	ADDQ $0x08, R11
@@ -2141,8 +2360,16 @@ pv_single_5:
 	MOVQ         ng+16(FP), R9
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_20
-	PREFETCHT1   (R8)
-	ADDQ         $0x00000040, R8
+	TESTQ        $0x00000400, mode+104(FP)
+	JZ           pf_t1_20
+	PREFETCHT0   (R8)
+	JMP          pf_l1_done_20
+
+pf_t1_20:
+	PREFETCHT1 (R8)
+
+pf_l1_done_20:
+	ADDQ $0x00000040, R8
 
 pf_skip_20:
 	ADDQ $0x04, R11
@@ -13147,20 +13374,20 @@ scores2_6_chunk2_1:
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_99
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_1
+	JZ          pf_t1_21
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_1
+	JMP         pf_l1_done_21
 
-pf_t1_1:
+pf_t1_21:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_1:
+pf_l1_done_21:
 	ADDQ $0x00000100, R9
 
 pf_skip_99:
@@ -13190,20 +13417,20 @@ pf_skip_99:
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_100
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_2
+	JZ          pf_t1_22
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_2
+	JMP         pf_l1_done_22
 
-pf_t1_2:
+pf_t1_22:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_2:
+pf_l1_done_22:
 	ADDQ $0x00000100, R9
 
 pf_skip_100:
@@ -13241,20 +13468,20 @@ scores2_6_odd_1:
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_101
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_3
+	JZ          pf_t1_23
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_3
+	JMP         pf_l1_done_23
 
-pf_t1_3:
+pf_t1_23:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_3:
+pf_l1_done_23:
 	ADDQ $0x00000100, R9
 
 pf_skip_101:
@@ -13352,20 +13579,20 @@ scores2_4_chunk2_2:
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_102
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_4
+	JZ          pf_t1_24
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_4
+	JMP         pf_l1_done_24
 
-pf_t1_4:
+pf_t1_24:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_4:
+pf_l1_done_24:
 	ADDQ $0x00000100, R9
 
 pf_skip_102:
@@ -13389,20 +13616,20 @@ pf_skip_102:
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_103
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_5
+	JZ          pf_t1_25
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_5
+	JMP         pf_l1_done_25
 
-pf_t1_5:
+pf_t1_25:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_5:
+pf_l1_done_25:
 	ADDQ $0x00000100, R9
 
 pf_skip_103:
@@ -13433,20 +13660,20 @@ scores2_4_odd_2:
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_104
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_6
+	JZ          pf_t1_26
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_6
+	JMP         pf_l1_done_26
 
-pf_t1_6:
+pf_t1_26:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_6:
+pf_l1_done_26:
 	ADDQ $0x00000100, R9
 
 pf_skip_104:
@@ -13625,16 +13852,16 @@ scores_pairs_12:
 	CMPQ        DI, 216(SP)
 	JAE         pf_skip_105
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_7
+	JZ          pf_t1_27
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
-	JMP         pf_l1_done_7
+	JMP         pf_l1_done_27
 
-pf_t1_7:
+pf_t1_27:
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 
-pf_l1_done_7:
+pf_l1_done_27:
 	ADDQ $0x00000080, DI
 
 pf_skip_105:
@@ -13692,16 +13919,16 @@ scores_pairs_13:
 	CMPQ        DI, 216(SP)
 	JAE         pf_skip_106
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_8
+	JZ          pf_t1_28
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
-	JMP         pf_l1_done_8
+	JMP         pf_l1_done_28
 
-pf_t1_8:
+pf_t1_28:
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 
-pf_l1_done_8:
+pf_l1_done_28:
 	ADDQ $0x00000080, DI
 
 pf_skip_106:
@@ -14794,20 +15021,20 @@ pv2_single_9:
 	CMPQ         R10, 240(SP)
 	JAE          pf_skip_109
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_9
+	JZ           pf_t1_29
 	PREFETCHT0   (R10)
 	PREFETCHT0   64(R10)
 	PREFETCHT0   128(R10)
 	PREFETCHT0   192(R10)
-	JMP          pf_l1_done_9
+	JMP          pf_l1_done_29
 
-pf_t1_9:
+pf_t1_29:
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	PREFETCHT1 128(R10)
 	PREFETCHT1 192(R10)
 
-pf_l1_done_9:
+pf_l1_done_29:
 	ADDQ $0x00000100, R10
 
 pf_skip_109:
@@ -14880,20 +15107,20 @@ pv2_single_10:
 	CMPQ         R10, 240(SP)
 	JAE          pf_skip_110
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_10
+	JZ           pf_t1_30
 	PREFETCHT0   (R10)
 	PREFETCHT0   64(R10)
 	PREFETCHT0   128(R10)
 	PREFETCHT0   192(R10)
-	JMP          pf_l1_done_10
+	JMP          pf_l1_done_30
 
-pf_t1_10:
+pf_t1_30:
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	PREFETCHT1 128(R10)
 	PREFETCHT1 192(R10)
 
-pf_l1_done_10:
+pf_l1_done_30:
 	ADDQ $0x00000100, R10
 
 pf_skip_110:
@@ -14952,20 +15179,20 @@ pv2_single_11:
 	CMPQ         R10, 240(SP)
 	JAE          pf_skip_111
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_11
+	JZ           pf_t1_31
 	PREFETCHT0   (R10)
 	PREFETCHT0   64(R10)
 	PREFETCHT0   128(R10)
 	PREFETCHT0   192(R10)
-	JMP          pf_l1_done_11
+	JMP          pf_l1_done_31
 
-pf_t1_11:
+pf_t1_31:
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	PREFETCHT1 128(R10)
 	PREFETCHT1 192(R10)
 
-pf_l1_done_11:
+pf_l1_done_31:
 	ADDQ $0x00000100, R10
 
 pf_skip_111:
@@ -15015,20 +15242,20 @@ pv2_single_12:
 	CMPQ         R10, 240(SP)
 	JAE          pf_skip_112
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_12
+	JZ           pf_t1_32
 	PREFETCHT0   (R10)
 	PREFETCHT0   64(R10)
 	PREFETCHT0   128(R10)
 	PREFETCHT0   192(R10)
-	JMP          pf_l1_done_12
+	JMP          pf_l1_done_32
 
-pf_t1_12:
+pf_t1_32:
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	PREFETCHT1 128(R10)
 	PREFETCHT1 192(R10)
 
-pf_l1_done_12:
+pf_l1_done_32:
 	ADDQ $0x00000100, R10
 
 pf_skip_112:
@@ -15158,16 +15385,16 @@ pv_pair_32:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_113
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_13
+	JZ           pf_t1_33
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	PREFETCHT0   256(R8)
 	PREFETCHT0   320(R8)
-	JMP          pf_l1_done_13
+	JMP          pf_l1_done_33
 
-pf_t1_13:
+pf_t1_33:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	PREFETCHT1 128(R8)
@@ -15175,7 +15402,7 @@ pf_t1_13:
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 
-pf_l1_done_13:
+pf_l1_done_33:
 	ADDQ $0x00000180, R8
 
 pf_skip_113:
@@ -15217,18 +15444,18 @@ pv_single_32:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_114
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_14
+	JZ           pf_t1_34
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
-	JMP          pf_l1_done_14
+	JMP          pf_l1_done_34
 
-pf_t1_14:
+pf_t1_34:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	PREFETCHT1 128(R8)
 
-pf_l1_done_14:
+pf_l1_done_34:
 	ADDQ $0x000000c0, R8
 
 pf_skip_114:
@@ -15318,20 +15545,20 @@ pv_pair_33:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_115
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_15
+	JZ           pf_t1_35
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
-	JMP          pf_l1_done_15
+	JMP          pf_l1_done_35
 
-pf_t1_15:
+pf_t1_35:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	PREFETCHT1 128(R8)
 	PREFETCHT1 192(R8)
 
-pf_l1_done_15:
+pf_l1_done_35:
 	ADDQ $0x00000100, R8
 
 pf_skip_115:
@@ -15365,16 +15592,16 @@ pv_single_33:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_116
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_16
+	JZ           pf_t1_36
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
-	JMP          pf_l1_done_16
+	JMP          pf_l1_done_36
 
-pf_t1_16:
+pf_t1_36:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 
-pf_l1_done_16:
+pf_l1_done_36:
 	ADDQ $0x00000080, R8
 
 pf_skip_116:
@@ -15442,16 +15669,16 @@ pv_pair_34:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_117
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_17
+	JZ           pf_t1_37
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
-	JMP          pf_l1_done_17
+	JMP          pf_l1_done_37
 
-pf_t1_17:
+pf_t1_37:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 
-pf_l1_done_17:
+pf_l1_done_37:
 	ADDQ $0x00000080, R8
 
 pf_skip_117:
@@ -15479,14 +15706,14 @@ pv_single_34:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_118
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_18
+	JZ           pf_t1_38
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_18
+	JMP          pf_l1_done_38
 
-pf_t1_18:
+pf_t1_38:
 	PREFETCHT1 (R8)
 
-pf_l1_done_18:
+pf_l1_done_38:
 	ADDQ $0x00000040, R8
 
 pf_skip_118:
@@ -15542,14 +15769,14 @@ pv_pair_35:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_119
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_19
+	JZ           pf_t1_39
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_19
+	JMP          pf_l1_done_39
 
-pf_t1_19:
+pf_t1_39:
 	PREFETCHT1 (R8)
 
-pf_l1_done_19:
+pf_l1_done_39:
 	ADDQ $0x00000040, R8
 
 pf_skip_119:
@@ -15573,14 +15800,14 @@ pv_single_35:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_120
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_20
+	JZ           pf_t1_40
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_20
+	JMP          pf_l1_done_40
 
-pf_t1_20:
+pf_t1_40:
 	PREFETCHT1 (R8)
 
-pf_l1_done_20:
+pf_l1_done_40:
 	ADDQ $0x00000040, R8
 
 pf_skip_120:
@@ -15626,14 +15853,14 @@ pv_pair_36:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_121
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_21
+	JZ           pf_t1_41
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_21
+	JMP          pf_l1_done_41
 
-pf_t1_21:
+pf_t1_41:
 	PREFETCHT1 (R8)
 
-pf_l1_done_21:
+pf_l1_done_41:
 	ADDQ $0x00000040, R8
 
 pf_skip_121:
@@ -15655,14 +15882,14 @@ pv_single_36:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_122
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_22
+	JZ           pf_t1_42
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_22
+	JMP          pf_l1_done_42
 
-pf_t1_22:
+pf_t1_42:
 	PREFETCHT1 (R8)
 
-pf_l1_done_22:
+pf_l1_done_42:
 	ADDQ $0x00000040, R8
 
 pf_skip_122:

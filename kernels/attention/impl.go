@@ -60,9 +60,9 @@ const (
 	// modeQ8Lone: an AVX-512 head-major q8_0 lone head (g = 1) runs the
 	// AVX2 kernel (q8LoneOn).
 	modeQ8Lone
-	// modeF16L1: AVX2's head-major f16 kernel prefetches into L1
-	// (PREFETCHT0), not L2 (the generator's f16L1Of, f16L1On).
-	modeF16L1
+	// modeL1: AVX2's head-major f32 and f16 kernels prefetch into L1
+	// (PREFETCHT0), not L2 (the generator's l1Of, l1On).
+	modeL1
 )
 
 // String names the paths in m, for test failures and listings.
@@ -96,8 +96,8 @@ func (m flashMode) String() string {
 	if m&modeQ8Lone != 0 {
 		s += ", q8_0 lone heads in AVX2's kernel"
 	}
-	if m&modeF16L1 != 0 {
-		s += ", AVX2 f16 prefetch into L1"
+	if m&modeL1 != 0 {
+		s += ", AVX2 f32 and f16 prefetch into L1"
 	}
 	if m&modeFar != 0 {
 		return s + " with a far stream"
@@ -187,12 +187,12 @@ func Q8LoneNarrow(t isa.Tier) bool {
 	return tierMode(t, modeQ8Lone)
 }
 
-// F16L1Prefetch reports whether, in tier t on this CPU, the head-major
-// f16 kernel's prefetch goes into L1 (PREFETCHT0) rather than L2, where
-// that was measured faster: AVX2 on Zen 5 (f16L1On). Either way the
+// L1Prefetch reports whether, in tier t on this CPU, the head-major f32
+// and f16 kernels' prefetch goes into L1 (PREFETCHT0) rather than L2,
+// where that was measured faster: AVX2 on Zen 5 (l1On). Either way the
 // results are the same.
-func F16L1Prefetch(t isa.Tier) bool {
-	return tierMode(t, modeF16L1)
+func L1Prefetch(t isa.Tier) bool {
+	return tierMode(t, modeL1)
 }
 
 // tierMode reports whether tier t, in this binary, takes every path in m

@@ -57,7 +57,7 @@ func BenchmarkPaths(b *testing.B) {
 		{"small-tiles", modeSmallTiles, avx512, []shape{group(F32, 8)}},
 		{"softmax-step", modeSoftmaxStep, avx2, []shape{group(F32, 8)}},
 		{"q8-lone", modeQ8Lone, avx512, []shape{lone(Q8_0)}},
-		{"f16-l1", modeF16L1, avx2, []shape{lone(F16), group(F16, 0)}},
+		{"l1", modeL1, avx2, []shape{lone(F16), group(F16, 0), group(F32, 0), {64, 8, F32, 0}}},
 	}
 	// The context of each level: a group's KV in L3 is 8 MB of f32 at 8 KV
 	// heads, a lone head's 4 MB.

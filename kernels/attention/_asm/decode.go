@@ -956,7 +956,7 @@ const (
 	modeSmallTiles // read by flashAsm in Go, never here
 	modeSoftmaxStep
 	modeQ8Lone // read by flashAsm in Go, never here
-	modeF16L1
+	modeL1
 )
 
 // softmaxStepOf reports whether t's flash kernel has the softmax step of
@@ -976,33 +976,39 @@ const (
 // f16 (four lines) went 1.00–1.01, one line 1.02: f32 alone.
 func softmaxStepOf(t tier) bool { return t.W == 8 && t.kv.size == 4 && !t.pos }
 
-// f16L1Of reports whether t's flash kernel has the L1 stream of AVX2's
-// head-major f16 kernel: its prefetch steps (this tile's V during the
-// scores, the next tile's K during P·V: a lone head's, its pairs' and
-// wide sets' but for the wide sets' near lines) PREFETCHT0, into L1, where
-// the mode argument has modeF16L1 (f16L1On in decode_amd64.go: Zen 5,
-// where it was measured), PREFETCHT1 otherwise. On an AMD EPYC family 26
-// model 2 (Zen 5, 2026-12-02; one thread, hd 128, sweeps alternated,
-// share of the paired kv-read, medians of 10 rounds in two sets; a slow
-// hour, the DRAM roofline 33 GB/s): a lone head from DRAM (ctx 32768
-// --cold) 82.8 % against 77.6 (81.5 and 75.1 in the first set), in L3
-// (ctx 4096) 53.9 against 50.9 (55.7 and 52.5); groups (32:8, 64:8, 3
-// rounds) from DRAM 49.5 and 26.1 against 50.5 and 26.3, in L3 (ctx
-// 1024) 21.1 and 11.2 against 19.0 and 10.0. PREFETCHNTA did about as
-// well (81.2 and 53.8 alone), PREFETCHT2 no better than T1 (72.8, 52.5),
-// one line in two at T1 (the L2's own prefetchers left the rest) worse
-// (52.0 from DRAM), no prefetch at all 42 from DRAM though 56 in L3.
-// Built as this mode bit (a test of it per step), 5 rounds more: a lone
-// head from DRAM 75.5 against 71.7, in L3 62.6 against 58.6; in one
-// process (BenchmarkPaths, 30 rounds, the T1 time over the T0) a lone
-// head 1.05 from DRAM and 1.11 in L3, 32:8 1.02 and 1.00.
-// Not for f32 (AVX2's f32 groups: from DRAM 32:8 74.7 against 72.7 but
-// 64:8 49.4 against 56.0, in L3 noisy) nor q8_0 (lone, from DRAM 66.8
+// l1Of reports whether t's flash kernel has the L1 stream of AVX2's
+// head-major f32 and f16 kernels: their prefetch steps (this tile's V
+// during the scores, the next tile's K during P·V: a lone head's phases,
+// the pairs' and the wide sets' but for the wide sets' near lines, and
+// the f32 pairs' softmax step) PREFETCHT0, into L1, where the mode
+// argument has modeL1 (l1On in decode_amd64.go: Zen 5, where it was
+// measured), PREFETCHT1 otherwise. On an AMD EPYC family 26 model 2 (Zen
+// 5, 2026-12-02; one thread, hd 128, share of the paired kv-read, sweeps
+// alternated; a slow hour, the DRAM roofline 33 GB/s):
+//
+//   - f16 lone head (medians of 10 rounds in two sets): from DRAM (ctx
+//     32768 --cold) 82.8 % against 77.6 (81.5 and 75.1 in the first
+//     set), in L3 (ctx 4096) 53.9 against 50.9 (55.7 and 52.5); built as
+//     this mode bit (a test of it per step), 5 rounds more, 75.5 against
+//     71.7 and 62.6 against 58.6. PREFETCHNTA did about as well (81.2 and
+//     53.8), PREFETCHT2 no better than T1 (72.8, 52.5), one line in two at
+//     T1 (the L2's own prefetchers left the rest) worse (52.0 from DRAM),
+//     no prefetch at all 42 from DRAM though 56 in L3.
+//   - f16 groups (3 rounds): from DRAM 32:8 49.5 and 64:8 26.1 against
+//     50.5 and 26.3, in L3 (ctx 1024) 21.1 and 11.2 against 19.0 and 10.0.
+//   - f32 groups (4 rounds, three sets): from DRAM 32:8 77.0, 73.7 and
+//     74.7 against 70.8, 68.3 and 72.7; 64:8 49.0, 52.3 and 49.4 against
+//     49.7, 49.1 and 56.0 (its rounds 43–58 either way); in L3 level.
+//
+// In one process (BenchmarkPaths, 30–60 rounds, T1's time over T0's): f16
+// lone head 1.05 from DRAM, 1.11 in L3; f16 32:8 1.02 and 1.00, 64:8 1.00
+// and 1.01; f32 32:8 1.14–1.24 from DRAM (ctx 16384), 0.97–1.01 in L3;
+// f32 64:8 0.99–1.02 and 1.00–1.02. Not for q8_0 (lone, from DRAM 66.8
 // against 70.5, in L3 the same). Elsewhere T1 stays: on Zen 4 the groups'
 // T0 had read 37–41 % of the paired kv-read where T1 reads 53–59
 // (prefetcher), on the Xeon T0 took AVX2's f32 pairs 1.06–1.12 of the
 // time, and on Zen 3 every hint fills L1 anyway.
-func f16L1Of(t tier) bool { return t.W == 8 && t.kv.size == 2 && !t.pos }
+func l1Of(t tier) bool { return t.W == 8 && !t.kv.q8 && !t.pos }
 
 // splitSteps is set while the loops are emitted whose prefetch steps go a
 // line after each load (stepPart): the octs' always (a path only Intel
@@ -1236,7 +1242,7 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // during the first, which leaves memory idle for the rest of the tile.
 //
 // Every software prefetch of the decode kernels but the AVX-512 groups'
-// (near, below) and, on Zen 5, AVX2's f16 kernel's (f16L1Of) goes to L2
+// (near, below) and, on Zen 5, AVX2's f32 and f16 kernels' (l1Of) goes to L2
 // (PREFETCHT1), not L1: a PREFETCHT0 holds one
 // of the core's few L1 miss buffers until its line arrives from DRAM, so
 // a burst of them caps the core's memory parallelism (and stalls the
@@ -1356,9 +1362,9 @@ type prefetcher struct {
 	// where the mode argument has modeNearT1, a near step's lines go to
 	// L2 (PREFETCHT1), not L1 (nearT1Of).
 	nearT1 bool
-	// l1 (set while AVX2's head-major f16 kernel is emitted): where the
-	// mode argument has modeF16L1, a step's lines (not near) go to L1
-	// (PREFETCHT0), not L2 (f16L1Of).
+	// l1 (set while AVX2's head-major f32 and f16 kernels are emitted): where the
+	// mode argument has modeL1, a step's lines (not near) go to L1
+	// (PREFETCHT0), not L2 (l1Of).
 	l1 bool
 }
 
@@ -1565,7 +1571,7 @@ func (p *prefetcher) stepN(lines int) {
 		}
 	} else if p.l1 {
 		t1, l1Done := NewLabel("pf_t1"), NewLabel("pf_l1_done")
-		TESTQ(U32(modeF16L1), paramAddr("mode"))
+		TESTQ(U32(modeL1), paramAddr("mode"))
 		JZ(LabelRef(t1))
 		for l := range lines {
 			PREFETCHT0(Mem{Base: p.curReg, Disp: 64 * l})
@@ -2357,7 +2363,7 @@ func (t tier) flashDecode() {
 		return p
 	}
 	pfV, pfK := newPrefetcher(), newPrefetcher()
-	pfV.l1, pfK.l1 = f16L1Of(t), f16L1Of(t)
+	pfV.l1, pfK.l1 = l1Of(t), l1Of(t)
 	scale := paramAddr("scale")
 
 	// eachHead emits the loops over the heads of the group, h kept in lH
