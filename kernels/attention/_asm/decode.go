@@ -1242,9 +1242,9 @@ func (t tier) pvWide(o, w, ws, v, cnt, odb, vdb GPVirtual, tmp Mem, pf *prefetch
 // during the first, which leaves memory idle for the rest of the tile.
 //
 // Every software prefetch of the decode kernels but the AVX-512 groups'
-// (near, below) and, on Zen 5, AVX2's f32 and f16 kernels' (l1Of) goes to L2
-// (PREFETCHT1), not L1: a PREFETCHT0 holds one
-// of the core's few L1 miss buffers until its line arrives from DRAM, so
+// (near, below) and, on Zen 5, AVX2's f32 and f16 kernels' (l1Of) goes
+// to L2 (PREFETCHT1), not L1: a PREFETCHT0 holds one of the core's few
+// L1 miss buffers until its line arrives from DRAM, so
 // a burst of them caps the core's memory parallelism (and stalls the
 // kernel's own loads behind them); L2 tracks many more, and the tile is
 // re-read from L2 by every head anyway. In
@@ -1362,9 +1362,9 @@ type prefetcher struct {
 	// where the mode argument has modeNearT1, a near step's lines go to
 	// L2 (PREFETCHT1), not L1 (nearT1Of).
 	nearT1 bool
-	// l1 (set while AVX2's head-major f32 and f16 kernels are emitted): where the
-	// mode argument has modeL1, a step's lines (not near) go to L1
-	// (PREFETCHT0), not L2 (l1Of).
+	// l1 (set while AVX2's head-major f32 and f16 kernels are emitted):
+	// where the mode argument has modeL1, a step's lines (not near) go to
+	// L1 (PREFETCHT0), not L2 (l1Of).
 	l1 bool
 }
 
