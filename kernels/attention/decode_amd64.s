@@ -283,20 +283,20 @@ scores2_4_chunk2_1:
 	CMPQ        R9, 208(SP)
 	JAE         pf_skip_1
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_1
+	JZ          pf_other_1
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_1
+	JMP         pf_mode_done_1
 
-pf_t1_1:
+pf_other_1:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_1:
+pf_mode_done_1:
 	ADDQ $0x00000100, R9
 
 pf_skip_1:
@@ -320,20 +320,20 @@ pf_skip_1:
 	CMPQ        R9, 208(SP)
 	JAE         pf_skip_2
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_2
+	JZ          pf_other_2
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_2
+	JMP         pf_mode_done_2
 
-pf_t1_2:
+pf_other_2:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_2:
+pf_mode_done_2:
 	ADDQ $0x00000100, R9
 
 pf_skip_2:
@@ -364,20 +364,20 @@ scores2_4_odd_1:
 	CMPQ        R9, 208(SP)
 	JAE         pf_skip_3
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_3
+	JZ          pf_other_3
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_3
+	JMP         pf_mode_done_3
 
-pf_t1_3:
+pf_other_3:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_3:
+pf_mode_done_3:
 	ADDQ $0x00000100, R9
 
 pf_skip_3:
@@ -549,20 +549,20 @@ scores_pairs_1:
 	CMPQ        DI, 208(SP)
 	JAE         pf_skip_4
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_4
+	JZ          pf_other_4
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
 	PREFETCHT0  128(DI)
 	PREFETCHT0  192(DI)
-	JMP         pf_l1_done_4
+	JMP         pf_mode_done_4
 
-pf_t1_4:
+pf_other_4:
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	PREFETCHT1 128(DI)
 	PREFETCHT1 192(DI)
 
-pf_l1_done_4:
+pf_mode_done_4:
 	ADDQ $0x00000100, DI
 
 pf_skip_4:
@@ -608,20 +608,20 @@ scores_pairs_2:
 	CMPQ        DI, 208(SP)
 	JAE         pf_skip_5
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_5
+	JZ          pf_other_5
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
 	PREFETCHT0  128(DI)
 	PREFETCHT0  192(DI)
-	JMP         pf_l1_done_5
+	JMP         pf_mode_done_5
 
-pf_t1_5:
+pf_other_5:
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 	PREFETCHT1 128(DI)
 	PREFETCHT1 192(DI)
 
-pf_l1_done_5:
+pf_mode_done_5:
 	ADDQ $0x00000100, DI
 
 pf_skip_5:
@@ -729,7 +729,7 @@ softmax_1:
 	CMPQ       AX, 232(SP)
 	JAE        pf_skip_6
 	TESTQ      $0x00000400, mode+104(FP)
-	JZ         pf_t1_6
+	JZ         pf_other_6
 	PREFETCHT0 (AX)
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
@@ -738,9 +738,9 @@ softmax_1:
 	PREFETCHT0 320(AX)
 	PREFETCHT0 384(AX)
 	PREFETCHT0 448(AX)
-	JMP        pf_l1_done_6
+	JMP        pf_mode_done_6
 
-pf_t1_6:
+pf_other_6:
 	PREFETCHT1 (AX)
 	PREFETCHT1 64(AX)
 	PREFETCHT1 128(AX)
@@ -750,7 +750,7 @@ pf_t1_6:
 	PREFETCHT1 384(AX)
 	PREFETCHT1 448(AX)
 
-pf_l1_done_6:
+pf_mode_done_6:
 	ADDQ $0x00000200, AX
 
 pf_skip_6:
@@ -1552,16 +1552,16 @@ pv2_single_1:
 	CMPQ         R10, 232(SP)
 	JAE          pf_skip_7
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_7
+	JZ           pf_other_7
 	PREFETCHT0   (R10)
 	PREFETCHT0   64(R10)
 	PREFETCHT0   128(R10)
 	PREFETCHT0   192(R10)
 	PREFETCHT0   256(R10)
 	PREFETCHT0   320(R10)
-	JMP          pf_l1_done_7
+	JMP          pf_mode_done_7
 
-pf_t1_7:
+pf_other_7:
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	PREFETCHT1 128(R10)
@@ -1569,7 +1569,7 @@ pf_t1_7:
 	PREFETCHT1 256(R10)
 	PREFETCHT1 320(R10)
 
-pf_l1_done_7:
+pf_mode_done_7:
 	ADDQ $0x00000180, R10
 
 pf_skip_7:
@@ -1641,20 +1641,20 @@ pv2_single_2:
 	CMPQ         R10, 232(SP)
 	JAE          pf_skip_8
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_8
+	JZ           pf_other_8
 	PREFETCHT0   (R10)
 	PREFETCHT0   64(R10)
 	PREFETCHT0   128(R10)
 	PREFETCHT0   192(R10)
-	JMP          pf_l1_done_8
+	JMP          pf_mode_done_8
 
-pf_t1_8:
+pf_other_8:
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	PREFETCHT1 128(R10)
 	PREFETCHT1 192(R10)
 
-pf_l1_done_8:
+pf_mode_done_8:
 	ADDQ $0x00000100, R10
 
 pf_skip_8:
@@ -1712,20 +1712,20 @@ pv2_single_3:
 	CMPQ         R10, 232(SP)
 	JAE          pf_skip_9
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_9
+	JZ           pf_other_9
 	PREFETCHT0   (R10)
 	PREFETCHT0   64(R10)
 	PREFETCHT0   128(R10)
 	PREFETCHT0   192(R10)
-	JMP          pf_l1_done_9
+	JMP          pf_mode_done_9
 
-pf_t1_9:
+pf_other_9:
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	PREFETCHT1 128(R10)
 	PREFETCHT1 192(R10)
 
-pf_l1_done_9:
+pf_mode_done_9:
 	ADDQ $0x00000100, R10
 
 pf_skip_9:
@@ -1774,20 +1774,20 @@ pv2_single_4:
 	CMPQ         R10, 232(SP)
 	JAE          pf_skip_10
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_10
+	JZ           pf_other_10
 	PREFETCHT0   (R10)
 	PREFETCHT0   64(R10)
 	PREFETCHT0   128(R10)
 	PREFETCHT0   192(R10)
-	JMP          pf_l1_done_10
+	JMP          pf_mode_done_10
 
-pf_t1_10:
+pf_other_10:
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	PREFETCHT1 128(R10)
 	PREFETCHT1 192(R10)
 
-pf_l1_done_10:
+pf_mode_done_10:
 	ADDQ $0x00000100, R10
 
 pf_skip_10:
@@ -1891,7 +1891,7 @@ pv_pair_1:
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_11
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_11
+	JZ           pf_other_11
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
@@ -1904,9 +1904,9 @@ pv_pair_1:
 	PREFETCHT0   576(R8)
 	PREFETCHT0   640(R8)
 	PREFETCHT0   704(R8)
-	JMP          pf_l1_done_11
+	JMP          pf_mode_done_11
 
-pf_t1_11:
+pf_other_11:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	PREFETCHT1 128(R8)
@@ -1920,7 +1920,7 @@ pf_t1_11:
 	PREFETCHT1 640(R8)
 	PREFETCHT1 704(R8)
 
-pf_l1_done_11:
+pf_mode_done_11:
 	ADDQ $0x00000300, R8
 
 pf_skip_11:
@@ -1950,16 +1950,16 @@ pv_single_1:
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_12
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_12
+	JZ           pf_other_12
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	PREFETCHT0   256(R8)
 	PREFETCHT0   320(R8)
-	JMP          pf_l1_done_12
+	JMP          pf_mode_done_12
 
-pf_t1_12:
+pf_other_12:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	PREFETCHT1 128(R8)
@@ -1967,7 +1967,7 @@ pf_t1_12:
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 
-pf_l1_done_12:
+pf_mode_done_12:
 	ADDQ $0x00000180, R8
 
 pf_skip_12:
@@ -2039,7 +2039,7 @@ pv_pair_2:
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_13
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_13
+	JZ           pf_other_13
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
@@ -2048,9 +2048,9 @@ pv_pair_2:
 	PREFETCHT0   320(R8)
 	PREFETCHT0   384(R8)
 	PREFETCHT0   448(R8)
-	JMP          pf_l1_done_13
+	JMP          pf_mode_done_13
 
-pf_t1_13:
+pf_other_13:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	PREFETCHT1 128(R8)
@@ -2060,7 +2060,7 @@ pf_t1_13:
 	PREFETCHT1 384(R8)
 	PREFETCHT1 448(R8)
 
-pf_l1_done_13:
+pf_mode_done_13:
 	ADDQ $0x00000200, R8
 
 pf_skip_13:
@@ -2086,20 +2086,20 @@ pv_single_2:
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_14
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_14
+	JZ           pf_other_14
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
-	JMP          pf_l1_done_14
+	JMP          pf_mode_done_14
 
-pf_t1_14:
+pf_other_14:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	PREFETCHT1 128(R8)
 	PREFETCHT1 192(R8)
 
-pf_l1_done_14:
+pf_mode_done_14:
 	ADDQ $0x00000100, R8
 
 pf_skip_14:
@@ -2157,20 +2157,20 @@ pv_pair_3:
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_15
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_15
+	JZ           pf_other_15
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
-	JMP          pf_l1_done_15
+	JMP          pf_mode_done_15
 
-pf_t1_15:
+pf_other_15:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	PREFETCHT1 128(R8)
 	PREFETCHT1 192(R8)
 
-pf_l1_done_15:
+pf_mode_done_15:
 	ADDQ $0x00000100, R8
 
 pf_skip_15:
@@ -2194,16 +2194,16 @@ pv_single_3:
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_16
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_16
+	JZ           pf_other_16
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
-	JMP          pf_l1_done_16
+	JMP          pf_mode_done_16
 
-pf_t1_16:
+pf_other_16:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 
-pf_l1_done_16:
+pf_mode_done_16:
 	ADDQ $0x00000080, R8
 
 pf_skip_16:
@@ -2253,16 +2253,16 @@ pv_pair_4:
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_17
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_17
+	JZ           pf_other_17
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
-	JMP          pf_l1_done_17
+	JMP          pf_mode_done_17
 
-pf_t1_17:
+pf_other_17:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 
-pf_l1_done_17:
+pf_mode_done_17:
 	ADDQ $0x00000080, R8
 
 pf_skip_17:
@@ -2284,14 +2284,14 @@ pv_single_4:
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_18
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_18
+	JZ           pf_other_18
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_18
+	JMP          pf_mode_done_18
 
-pf_t1_18:
+pf_other_18:
 	PREFETCHT1 (R8)
 
-pf_l1_done_18:
+pf_mode_done_18:
 	ADDQ $0x00000040, R8
 
 pf_skip_18:
@@ -2333,14 +2333,14 @@ pv_pair_5:
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_19
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_19
+	JZ           pf_other_19
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_19
+	JMP          pf_mode_done_19
 
-pf_t1_19:
+pf_other_19:
 	PREFETCHT1 (R8)
 
-pf_l1_done_19:
+pf_mode_done_19:
 	ADDQ $0x00000040, R8
 
 pf_skip_19:
@@ -2361,14 +2361,14 @@ pv_single_5:
 	CMPQ         R8, 232(SP)
 	JAE          pf_skip_20
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_20
+	JZ           pf_other_20
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_20
+	JMP          pf_mode_done_20
 
-pf_t1_20:
+pf_other_20:
 	PREFETCHT1 (R8)
 
-pf_l1_done_20:
+pf_mode_done_20:
 	ADDQ $0x00000040, R8
 
 pf_skip_20:
@@ -4771,14 +4771,14 @@ scoresw_chunk2_1:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_1
+	JZ          pf_other_21
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_1
+	JMP         pf_mode_done_21
 
-pf_t0_1:
+pf_other_21:
 	PREFETCHT0 (R10)
 
-pf_near_done_1:
+pf_mode_done_21:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_1
 	MOVQ       R9, R11
@@ -4807,14 +4807,14 @@ pf_skip_21:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_2
+	JZ          pf_other_22
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_2
+	JMP         pf_mode_done_22
 
-pf_t0_2:
+pf_other_22:
 	PREFETCHT0 (R10)
 
-pf_near_done_2:
+pf_mode_done_22:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_2
 	MOVQ       R9, R11
@@ -4845,14 +4845,14 @@ pf_skip_22:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_3
+	JZ          pf_other_23
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_3
+	JMP         pf_mode_done_23
 
-pf_t0_3:
+pf_other_23:
 	PREFETCHT0 (R10)
 
-pf_near_done_3:
+pf_mode_done_23:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_3
 	MOVQ       R9, R11
@@ -4881,14 +4881,14 @@ pf_skip_23:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_4
+	JZ          pf_other_24
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_4
+	JMP         pf_mode_done_24
 
-pf_t0_4:
+pf_other_24:
 	PREFETCHT0 (R10)
 
-pf_near_done_4:
+pf_mode_done_24:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_4
 	MOVQ       R9, R11
@@ -4928,14 +4928,14 @@ scoresw_odd_1:
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_5
+	JZ          pf_other_25
 	PREFETCHT1  (CX)
-	JMP         pf_near_done_5
+	JMP         pf_mode_done_25
 
-pf_t0_5:
+pf_other_25:
 	PREFETCHT0 (CX)
 
-pf_near_done_5:
+pf_mode_done_25:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_5
 	MOVQ       R9, DX
@@ -4964,14 +4964,14 @@ pf_skip_25:
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_6
+	JZ          pf_other_26
 	PREFETCHT1  (CX)
-	JMP         pf_near_done_6
+	JMP         pf_mode_done_26
 
-pf_t0_6:
+pf_other_26:
 	PREFETCHT0 (CX)
 
-pf_near_done_6:
+pf_mode_done_26:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_6
 	MOVQ       R9, DX
@@ -5390,14 +5390,14 @@ scores4_chunk2_1:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_7
+	JZ          pf_other_27
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_7
+	JMP         pf_mode_done_27
 
-pf_t0_7:
+pf_other_27:
 	PREFETCHT0 (R10)
 
-pf_near_done_7:
+pf_mode_done_27:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_7
 	MOVQ       R9, R11
@@ -5424,14 +5424,14 @@ pf_skip_27:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_8
+	JZ          pf_other_28
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_8
+	JMP         pf_mode_done_28
 
-pf_t0_8:
+pf_other_28:
 	PREFETCHT0 (R10)
 
-pf_near_done_8:
+pf_mode_done_28:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_8
 	MOVQ       R9, R11
@@ -5462,14 +5462,14 @@ pf_skip_28:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_9
+	JZ          pf_other_29
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_9
+	JMP         pf_mode_done_29
 
-pf_t0_9:
+pf_other_29:
 	PREFETCHT0 (R10)
 
-pf_near_done_9:
+pf_mode_done_29:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_9
 	MOVQ       R9, R11
@@ -5496,14 +5496,14 @@ pf_skip_29:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_10
+	JZ          pf_other_30
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_10
+	JMP         pf_mode_done_30
 
-pf_t0_10:
+pf_other_30:
 	PREFETCHT0 (R10)
 
-pf_near_done_10:
+pf_mode_done_30:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_10
 	MOVQ       R9, R11
@@ -5541,14 +5541,14 @@ scores4_odd_1:
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_11
+	JZ          pf_other_31
 	PREFETCHT1  (DX)
-	JMP         pf_near_done_11
+	JMP         pf_mode_done_31
 
-pf_t0_11:
+pf_other_31:
 	PREFETCHT0 (DX)
 
-pf_near_done_11:
+pf_mode_done_31:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_11
 	MOVQ       R9, BX
@@ -5575,14 +5575,14 @@ pf_skip_31:
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_12
+	JZ          pf_other_32
 	PREFETCHT1  (CX)
-	JMP         pf_near_done_12
+	JMP         pf_mode_done_32
 
-pf_t0_12:
+pf_other_32:
 	PREFETCHT0 (CX)
 
-pf_near_done_12:
+pf_mode_done_32:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_12
 	MOVQ       R9, DX
@@ -5913,16 +5913,16 @@ scores4_chunk2_2:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_13
+	JZ          pf_other_33
 	PREFETCHT1  (R10)
 	PREFETCHT1  64(R10)
-	JMP         pf_near_done_13
+	JMP         pf_mode_done_33
 
-pf_t0_13:
+pf_other_33:
 	PREFETCHT0 (R10)
 	PREFETCHT0 64(R10)
 
-pf_near_done_13:
+pf_mode_done_33:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_13
 	MOVQ       R9, R11
@@ -5964,16 +5964,16 @@ pf_skip_33:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_14
+	JZ          pf_other_34
 	PREFETCHT1  (R10)
 	PREFETCHT1  64(R10)
-	JMP         pf_near_done_14
+	JMP         pf_mode_done_34
 
-pf_t0_14:
+pf_other_34:
 	PREFETCHT0 (R10)
 	PREFETCHT0 64(R10)
 
-pf_near_done_14:
+pf_mode_done_34:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_14
 	MOVQ       R9, R11
@@ -6022,16 +6022,16 @@ scores4_odd_2:
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_15
+	JZ          pf_other_35
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
-	JMP         pf_near_done_15
+	JMP         pf_mode_done_35
 
-pf_t0_15:
+pf_other_35:
 	PREFETCHT0 (CX)
 	PREFETCHT0 64(CX)
 
-pf_near_done_15:
+pf_mode_done_35:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_15
 	MOVQ       R9, DX
@@ -6353,14 +6353,14 @@ scores4_chunk2_3:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_16
+	JZ          pf_other_36
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_16
+	JMP         pf_mode_done_36
 
-pf_t0_16:
+pf_other_36:
 	PREFETCHT0 (R10)
 
-pf_near_done_16:
+pf_mode_done_36:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_16
 	MOVQ       R9, R11
@@ -6382,14 +6382,14 @@ pf_skip_36:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_17
+	JZ          pf_other_37
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_17
+	JMP         pf_mode_done_37
 
-pf_t0_17:
+pf_other_37:
 	PREFETCHT0 (R10)
 
-pf_near_done_17:
+pf_mode_done_37:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_17
 	MOVQ       R9, R11
@@ -6411,14 +6411,14 @@ pf_skip_37:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_18
+	JZ          pf_other_38
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_18
+	JMP         pf_mode_done_38
 
-pf_t0_18:
+pf_other_38:
 	PREFETCHT0 (R10)
 
-pf_near_done_18:
+pf_mode_done_38:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_18
 	MOVQ       R9, R11
@@ -6440,14 +6440,14 @@ pf_skip_38:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_19
+	JZ          pf_other_39
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_19
+	JMP         pf_mode_done_39
 
-pf_t0_19:
+pf_other_39:
 	PREFETCHT0 (R10)
 
-pf_near_done_19:
+pf_mode_done_39:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_19
 	MOVQ       R9, R11
@@ -6473,14 +6473,14 @@ pf_skip_39:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_20
+	JZ          pf_other_40
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_20
+	JMP         pf_mode_done_40
 
-pf_t0_20:
+pf_other_40:
 	PREFETCHT0 (R10)
 
-pf_near_done_20:
+pf_mode_done_40:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_20
 	MOVQ       R9, R11
@@ -6502,14 +6502,14 @@ pf_skip_40:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_21
+	JZ          pf_other_41
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_21
+	JMP         pf_mode_done_41
 
-pf_t0_21:
+pf_other_41:
 	PREFETCHT0 (R10)
 
-pf_near_done_21:
+pf_mode_done_41:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_21
 	MOVQ       R9, R11
@@ -6531,14 +6531,14 @@ pf_skip_41:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_22
+	JZ          pf_other_42
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_22
+	JMP         pf_mode_done_42
 
-pf_t0_22:
+pf_other_42:
 	PREFETCHT0 (R10)
 
-pf_near_done_22:
+pf_mode_done_42:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_22
 	MOVQ       R9, R11
@@ -6560,14 +6560,14 @@ pf_skip_42:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_23
+	JZ          pf_other_43
 	PREFETCHT1  (R10)
-	JMP         pf_near_done_23
+	JMP         pf_mode_done_43
 
-pf_t0_23:
+pf_other_43:
 	PREFETCHT0 (R10)
 
-pf_near_done_23:
+pf_mode_done_43:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_23
 	MOVQ       R9, R11
@@ -6600,14 +6600,14 @@ scores4_odd_3:
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_24
+	JZ          pf_other_44
 	PREFETCHT1  (DX)
-	JMP         pf_near_done_24
+	JMP         pf_mode_done_44
 
-pf_t0_24:
+pf_other_44:
 	PREFETCHT0 (DX)
 
-pf_near_done_24:
+pf_mode_done_44:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_24
 	MOVQ       R9, BX
@@ -6629,14 +6629,14 @@ pf_skip_44:
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_25
+	JZ          pf_other_45
 	PREFETCHT1  (DX)
-	JMP         pf_near_done_25
+	JMP         pf_mode_done_45
 
-pf_t0_25:
+pf_other_45:
 	PREFETCHT0 (DX)
 
-pf_near_done_25:
+pf_mode_done_45:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_25
 	MOVQ       R9, BX
@@ -6658,14 +6658,14 @@ pf_skip_45:
 	MOVQ        200(SP), DX
 	ADDQ        R9, DX
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_26
+	JZ          pf_other_46
 	PREFETCHT1  (DX)
-	JMP         pf_near_done_26
+	JMP         pf_mode_done_46
 
-pf_t0_26:
+pf_other_46:
 	PREFETCHT0 (DX)
 
-pf_near_done_26:
+pf_mode_done_46:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_26
 	MOVQ       R9, BX
@@ -6687,14 +6687,14 @@ pf_skip_46:
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_27
+	JZ          pf_other_47
 	PREFETCHT1  (CX)
-	JMP         pf_near_done_27
+	JMP         pf_mode_done_47
 
-pf_t0_27:
+pf_other_47:
 	PREFETCHT0 (CX)
 
-pf_near_done_27:
+pf_mode_done_47:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_27
 	MOVQ       R9, DX
@@ -7025,20 +7025,20 @@ scores4_chunk2_4:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_28
+	JZ          pf_other_48
 	PREFETCHT1  (R10)
 	PREFETCHT1  64(R10)
 	PREFETCHT1  128(R10)
 	PREFETCHT1  192(R10)
-	JMP         pf_near_done_28
+	JMP         pf_mode_done_48
 
-pf_t0_28:
+pf_other_48:
 	PREFETCHT0 (R10)
 	PREFETCHT0 64(R10)
 	PREFETCHT0 128(R10)
 	PREFETCHT0 192(R10)
 
-pf_near_done_28:
+pf_mode_done_48:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_28
 	MOVQ       R9, R11
@@ -7082,20 +7082,20 @@ pf_skip_48:
 	MOVQ        200(SP), R10
 	ADDQ        R9, R10
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_29
+	JZ          pf_other_49
 	PREFETCHT1  (R10)
 	PREFETCHT1  64(R10)
 	PREFETCHT1  128(R10)
 	PREFETCHT1  192(R10)
-	JMP         pf_near_done_29
+	JMP         pf_mode_done_49
 
-pf_t0_29:
+pf_other_49:
 	PREFETCHT0 (R10)
 	PREFETCHT0 64(R10)
 	PREFETCHT0 128(R10)
 	PREFETCHT0 192(R10)
 
-pf_near_done_29:
+pf_mode_done_49:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_29
 	MOVQ       R9, R11
@@ -7146,20 +7146,20 @@ scores4_odd_4:
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_30
+	JZ          pf_other_50
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
-	JMP         pf_near_done_30
+	JMP         pf_mode_done_50
 
-pf_t0_30:
+pf_other_50:
 	PREFETCHT0 (CX)
 	PREFETCHT0 64(CX)
 	PREFETCHT0 128(CX)
 	PREFETCHT0 192(CX)
 
-pf_near_done_30:
+pf_mode_done_50:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_30
 	MOVQ       R9, DX
@@ -7482,20 +7482,20 @@ scores2_8_chunk2_1:
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_31
+	JZ          pf_other_51
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
-	JMP         pf_near_done_31
+	JMP         pf_mode_done_51
 
-pf_t0_31:
+pf_other_51:
 	PREFETCHT0 (DI)
 	PREFETCHT0 64(DI)
 	PREFETCHT0 128(DI)
 	PREFETCHT0 192(DI)
 
-pf_near_done_31:
+pf_mode_done_51:
 	ADDQ $0x00000100, R9
 
 pf_skip_51:
@@ -7530,20 +7530,20 @@ pf_skip_51:
 	MOVQ        200(SP), DI
 	ADDQ        R9, DI
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_32
+	JZ          pf_other_52
 	PREFETCHT1  (DI)
 	PREFETCHT1  64(DI)
 	PREFETCHT1  128(DI)
 	PREFETCHT1  192(DI)
-	JMP         pf_near_done_32
+	JMP         pf_mode_done_52
 
-pf_t0_32:
+pf_other_52:
 	PREFETCHT0 (DI)
 	PREFETCHT0 64(DI)
 	PREFETCHT0 128(DI)
 	PREFETCHT0 192(DI)
 
-pf_near_done_32:
+pf_mode_done_52:
 	ADDQ $0x00000100, R9
 
 pf_skip_52:
@@ -7586,20 +7586,20 @@ scores2_8_odd_1:
 	MOVQ        200(SP), CX
 	ADDQ        R9, CX
 	TESTQ       $0x00000040, mode+104(FP)
-	JZ          pf_t0_33
+	JZ          pf_other_53
 	PREFETCHT1  (CX)
 	PREFETCHT1  64(CX)
 	PREFETCHT1  128(CX)
 	PREFETCHT1  192(CX)
-	JMP         pf_near_done_33
+	JMP         pf_mode_done_53
 
-pf_t0_33:
+pf_other_53:
 	PREFETCHT0 (CX)
 	PREFETCHT0 64(CX)
 	PREFETCHT0 128(CX)
 	PREFETCHT0 192(CX)
 
-pf_near_done_33:
+pf_mode_done_53:
 	ADDQ $0x00000100, R9
 
 pf_skip_53:
@@ -8481,7 +8481,7 @@ softmax_3:
 	MOVQ       200(SP), CX
 	ADDQ       AX, CX
 	TESTQ      $0x00000040, mode+104(FP)
-	JZ         pf_t0_34
+	JZ         pf_other_54
 	PREFETCHT1 (CX)
 	PREFETCHT1 64(CX)
 	PREFETCHT1 128(CX)
@@ -8490,9 +8490,9 @@ softmax_3:
 	PREFETCHT1 320(CX)
 	PREFETCHT1 384(CX)
 	PREFETCHT1 448(CX)
-	JMP        pf_near_done_34
+	JMP        pf_mode_done_54
 
-pf_t0_34:
+pf_other_54:
 	PREFETCHT0 (CX)
 	PREFETCHT0 64(CX)
 	PREFETCHT0 128(CX)
@@ -8502,7 +8502,7 @@ pf_t0_34:
 	PREFETCHT0 384(CX)
 	PREFETCHT0 448(CX)
 
-pf_near_done_34:
+pf_mode_done_54:
 	ADDQ $0x00000200, AX
 
 pf_skip_63:
@@ -9306,14 +9306,14 @@ pvw_row_1:
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_35
+	JZ           pf_other_55
 	PREFETCHT1   (R12)
-	JMP          pf_near_done_35
+	JMP          pf_mode_done_55
 
-pf_t0_35:
+pf_other_55:
 	PREFETCHT0 (R12)
 
-pf_near_done_35:
+pf_mode_done_55:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_31
 	MOVQ       R9, R13
@@ -9342,14 +9342,14 @@ pf_skip_64:
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_36
+	JZ           pf_other_56
 	PREFETCHT1   (R12)
-	JMP          pf_near_done_36
+	JMP          pf_mode_done_56
 
-pf_t0_36:
+pf_other_56:
 	PREFETCHT0 (R12)
 
-pf_near_done_36:
+pf_mode_done_56:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_32
 	MOVQ       R9, R13
@@ -9441,14 +9441,14 @@ pvw_row_2:
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_37
+	JZ           pf_other_57
 	PREFETCHT1   (R12)
-	JMP          pf_near_done_37
+	JMP          pf_mode_done_57
 
-pf_t0_37:
+pf_other_57:
 	PREFETCHT0 (R12)
 
-pf_near_done_37:
+pf_mode_done_57:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_33
 	MOVQ       R9, R13
@@ -9473,14 +9473,14 @@ pf_skip_66:
 	MOVQ         200(SP), R12
 	ADDQ         R9, R12
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_38
+	JZ           pf_other_58
 	PREFETCHT1   (R12)
-	JMP          pf_near_done_38
+	JMP          pf_mode_done_58
 
-pf_t0_38:
+pf_other_58:
 	PREFETCHT0 (R12)
 
-pf_near_done_38:
+pf_mode_done_58:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_34
 	MOVQ       R9, R13
@@ -9627,14 +9627,14 @@ pv4_row_1:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_39
+	JZ           pf_other_59
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_39
+	JMP          pf_mode_done_59
 
-pf_t0_39:
+pf_other_59:
 	PREFETCHT0 (R11)
 
-pf_near_done_39:
+pf_mode_done_59:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_35
 	MOVQ       R9, R12
@@ -9661,14 +9661,14 @@ pf_skip_68:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_40
+	JZ           pf_other_60
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_40
+	JMP          pf_mode_done_60
 
-pf_t0_40:
+pf_other_60:
 	PREFETCHT0 (R11)
 
-pf_near_done_40:
+pf_mode_done_60:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_36
 	MOVQ       R9, R12
@@ -9749,14 +9749,14 @@ pv4_row_2:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_41
+	JZ           pf_other_61
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_41
+	JMP          pf_mode_done_61
 
-pf_t0_41:
+pf_other_61:
 	PREFETCHT0 (R11)
 
-pf_near_done_41:
+pf_mode_done_61:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_37
 	MOVQ       R9, R12
@@ -9779,14 +9779,14 @@ pf_skip_70:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_42
+	JZ           pf_other_62
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_42
+	JMP          pf_mode_done_62
 
-pf_t0_42:
+pf_other_62:
 	PREFETCHT0 (R11)
 
-pf_near_done_42:
+pf_mode_done_62:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_38
 	MOVQ       R9, R12
@@ -9852,14 +9852,14 @@ pv4_row_3:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_43
+	JZ           pf_other_63
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_43
+	JMP          pf_mode_done_63
 
-pf_t0_43:
+pf_other_63:
 	PREFETCHT0 (R11)
 
-pf_near_done_43:
+pf_mode_done_63:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_39
 	MOVQ       R9, R12
@@ -9880,14 +9880,14 @@ pf_skip_72:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_44
+	JZ           pf_other_64
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_44
+	JMP          pf_mode_done_64
 
-pf_t0_44:
+pf_other_64:
 	PREFETCHT0 (R11)
 
-pf_near_done_44:
+pf_mode_done_64:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_40
 	MOVQ       R9, R12
@@ -10025,16 +10025,16 @@ pv4_row_4:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_45
+	JZ           pf_other_65
 	PREFETCHT1   (R11)
 	PREFETCHT1   64(R11)
-	JMP          pf_near_done_45
+	JMP          pf_mode_done_65
 
-pf_t0_45:
+pf_other_65:
 	PREFETCHT0 (R11)
 	PREFETCHT0 64(R11)
 
-pf_near_done_45:
+pf_mode_done_65:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_41
 	MOVQ       R9, R12
@@ -10122,16 +10122,16 @@ pv4_row_5:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_46
+	JZ           pf_other_66
 	PREFETCHT1   (R11)
 	PREFETCHT1   64(R11)
-	JMP          pf_near_done_46
+	JMP          pf_mode_done_66
 
-pf_t0_46:
+pf_other_66:
 	PREFETCHT0 (R11)
 	PREFETCHT0 64(R11)
 
-pf_near_done_46:
+pf_mode_done_66:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_42
 	MOVQ       R9, R12
@@ -10202,16 +10202,16 @@ pv4_row_6:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_47
+	JZ           pf_other_67
 	PREFETCHT1   (R11)
 	PREFETCHT1   64(R11)
-	JMP          pf_near_done_47
+	JMP          pf_mode_done_67
 
-pf_t0_47:
+pf_other_67:
 	PREFETCHT0 (R11)
 	PREFETCHT0 64(R11)
 
-pf_near_done_47:
+pf_mode_done_67:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_43
 	MOVQ       R9, R12
@@ -10340,14 +10340,14 @@ pv4_row_7:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_48
+	JZ           pf_other_68
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_48
+	JMP          pf_mode_done_68
 
-pf_t0_48:
+pf_other_68:
 	PREFETCHT0 (R11)
 
-pf_near_done_48:
+pf_mode_done_68:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_44
 	MOVQ       R9, R12
@@ -10369,14 +10369,14 @@ pf_skip_77:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_49
+	JZ           pf_other_69
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_49
+	JMP          pf_mode_done_69
 
-pf_t0_49:
+pf_other_69:
 	PREFETCHT0 (R11)
 
-pf_near_done_49:
+pf_mode_done_69:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_45
 	MOVQ       R9, R12
@@ -10398,14 +10398,14 @@ pf_skip_78:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_50
+	JZ           pf_other_70
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_50
+	JMP          pf_mode_done_70
 
-pf_t0_50:
+pf_other_70:
 	PREFETCHT0 (R11)
 
-pf_near_done_50:
+pf_mode_done_70:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_46
 	MOVQ       R9, R12
@@ -10427,14 +10427,14 @@ pf_skip_79:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_51
+	JZ           pf_other_71
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_51
+	JMP          pf_mode_done_71
 
-pf_t0_51:
+pf_other_71:
 	PREFETCHT0 (R11)
 
-pf_near_done_51:
+pf_mode_done_71:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_47
 	MOVQ       R9, R12
@@ -10512,14 +10512,14 @@ pv4_row_8:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_52
+	JZ           pf_other_72
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_52
+	JMP          pf_mode_done_72
 
-pf_t0_52:
+pf_other_72:
 	PREFETCHT0 (R11)
 
-pf_near_done_52:
+pf_mode_done_72:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_48
 	MOVQ       R9, R12
@@ -10539,14 +10539,14 @@ pf_skip_81:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_53
+	JZ           pf_other_73
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_53
+	JMP          pf_mode_done_73
 
-pf_t0_53:
+pf_other_73:
 	PREFETCHT0 (R11)
 
-pf_near_done_53:
+pf_mode_done_73:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_49
 	MOVQ       R9, R12
@@ -10566,14 +10566,14 @@ pf_skip_82:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_54
+	JZ           pf_other_74
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_54
+	JMP          pf_mode_done_74
 
-pf_t0_54:
+pf_other_74:
 	PREFETCHT0 (R11)
 
-pf_near_done_54:
+pf_mode_done_74:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_50
 	MOVQ       R9, R12
@@ -10593,14 +10593,14 @@ pf_skip_83:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_55
+	JZ           pf_other_75
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_55
+	JMP          pf_mode_done_75
 
-pf_t0_55:
+pf_other_75:
 	PREFETCHT0 (R11)
 
-pf_near_done_55:
+pf_mode_done_75:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_51
 	MOVQ       R9, R12
@@ -10664,14 +10664,14 @@ pv4_row_9:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_56
+	JZ           pf_other_76
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_56
+	JMP          pf_mode_done_76
 
-pf_t0_56:
+pf_other_76:
 	PREFETCHT0 (R11)
 
-pf_near_done_56:
+pf_mode_done_76:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_52
 	MOVQ       R9, R12
@@ -10690,14 +10690,14 @@ pf_skip_85:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_57
+	JZ           pf_other_77
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_57
+	JMP          pf_mode_done_77
 
-pf_t0_57:
+pf_other_77:
 	PREFETCHT0 (R11)
 
-pf_near_done_57:
+pf_mode_done_77:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_53
 	MOVQ       R9, R12
@@ -10716,14 +10716,14 @@ pf_skip_86:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_58
+	JZ           pf_other_78
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_58
+	JMP          pf_mode_done_78
 
-pf_t0_58:
+pf_other_78:
 	PREFETCHT0 (R11)
 
-pf_near_done_58:
+pf_mode_done_78:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_54
 	MOVQ       R9, R12
@@ -10742,14 +10742,14 @@ pf_skip_87:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_59
+	JZ           pf_other_79
 	PREFETCHT1   (R11)
-	JMP          pf_near_done_59
+	JMP          pf_mode_done_79
 
-pf_t0_59:
+pf_other_79:
 	PREFETCHT0 (R11)
 
-pf_near_done_59:
+pf_mode_done_79:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_55
 	MOVQ       R9, R12
@@ -10887,20 +10887,20 @@ pv4_row_10:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_60
+	JZ           pf_other_80
 	PREFETCHT1   (R11)
 	PREFETCHT1   64(R11)
 	PREFETCHT1   128(R11)
 	PREFETCHT1   192(R11)
-	JMP          pf_near_done_60
+	JMP          pf_mode_done_80
 
-pf_t0_60:
+pf_other_80:
 	PREFETCHT0 (R11)
 	PREFETCHT0 64(R11)
 	PREFETCHT0 128(R11)
 	PREFETCHT0 192(R11)
 
-pf_near_done_60:
+pf_mode_done_80:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_56
 	MOVQ       R9, R12
@@ -10990,20 +10990,20 @@ pv4_row_11:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_61
+	JZ           pf_other_81
 	PREFETCHT1   (R11)
 	PREFETCHT1   64(R11)
 	PREFETCHT1   128(R11)
 	PREFETCHT1   192(R11)
-	JMP          pf_near_done_61
+	JMP          pf_mode_done_81
 
-pf_t0_61:
+pf_other_81:
 	PREFETCHT0 (R11)
 	PREFETCHT0 64(R11)
 	PREFETCHT0 128(R11)
 	PREFETCHT0 192(R11)
 
-pf_near_done_61:
+pf_mode_done_81:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_57
 	MOVQ       R9, R12
@@ -11076,20 +11076,20 @@ pv4_row_12:
 	MOVQ         200(SP), R11
 	ADDQ         R9, R11
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_62
+	JZ           pf_other_82
 	PREFETCHT1   (R11)
 	PREFETCHT1   64(R11)
 	PREFETCHT1   128(R11)
 	PREFETCHT1   192(R11)
-	JMP          pf_near_done_62
+	JMP          pf_mode_done_82
 
-pf_t0_62:
+pf_other_82:
 	PREFETCHT0 (R11)
 	PREFETCHT0 64(R11)
 	PREFETCHT0 128(R11)
 	PREFETCHT0 192(R11)
 
-pf_near_done_62:
+pf_mode_done_82:
 	TESTQ      $0x00000010, mode+104(FP)
 	JZ         pf_nofar_58
 	MOVQ       R9, R12
@@ -11224,20 +11224,20 @@ pv2_single_5:
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_63
+	JZ           pf_other_83
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	JMP          pf_near_done_63
+	JMP          pf_mode_done_83
 
-pf_t0_63:
+pf_other_83:
 	PREFETCHT0 (R8)
 	PREFETCHT0 64(R8)
 	PREFETCHT0 128(R8)
 	PREFETCHT0 192(R8)
 
-pf_near_done_63:
+pf_mode_done_83:
 	ADDQ $0x00000100, R10
 
 pf_skip_92:
@@ -11334,20 +11334,20 @@ pv2_pair_6:
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_64
+	JZ           pf_other_84
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	JMP          pf_near_done_64
+	JMP          pf_mode_done_84
 
-pf_t0_64:
+pf_other_84:
 	PREFETCHT0 (R8)
 	PREFETCHT0 64(R8)
 	PREFETCHT0 128(R8)
 	PREFETCHT0 192(R8)
 
-pf_near_done_64:
+pf_mode_done_84:
 	ADDQ $0x00000100, R10
 
 pf_skip_93:
@@ -11447,20 +11447,20 @@ pv2_pair_7:
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_65
+	JZ           pf_other_85
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	JMP          pf_near_done_65
+	JMP          pf_mode_done_85
 
-pf_t0_65:
+pf_other_85:
 	PREFETCHT0 (R8)
 	PREFETCHT0 64(R8)
 	PREFETCHT0 128(R8)
 	PREFETCHT0 192(R8)
 
-pf_near_done_65:
+pf_mode_done_85:
 	ADDQ $0x00000100, R10
 
 pf_skip_94:
@@ -11536,20 +11536,20 @@ pv2_pair_8:
 	MOVQ         200(SP), R8
 	ADDQ         R10, R8
 	TESTQ        $0x00000040, mode+104(FP)
-	JZ           pf_t0_66
+	JZ           pf_other_86
 	PREFETCHT1   (R8)
 	PREFETCHT1   64(R8)
 	PREFETCHT1   128(R8)
 	PREFETCHT1   192(R8)
-	JMP          pf_near_done_66
+	JMP          pf_mode_done_86
 
-pf_t0_66:
+pf_other_86:
 	PREFETCHT0 (R8)
 	PREFETCHT0 64(R8)
 	PREFETCHT0 128(R8)
 	PREFETCHT0 192(R8)
 
-pf_near_done_66:
+pf_mode_done_86:
 	ADDQ $0x00000100, R10
 
 pf_skip_95:
@@ -13374,20 +13374,20 @@ scores2_6_chunk2_1:
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_99
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_21
+	JZ          pf_other_87
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_21
+	JMP         pf_mode_done_87
 
-pf_t1_21:
+pf_other_87:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_21:
+pf_mode_done_87:
 	ADDQ $0x00000100, R9
 
 pf_skip_99:
@@ -13417,20 +13417,20 @@ pf_skip_99:
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_100
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_22
+	JZ          pf_other_88
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_22
+	JMP         pf_mode_done_88
 
-pf_t1_22:
+pf_other_88:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_22:
+pf_mode_done_88:
 	ADDQ $0x00000100, R9
 
 pf_skip_100:
@@ -13468,20 +13468,20 @@ scores2_6_odd_1:
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_101
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_23
+	JZ          pf_other_89
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_23
+	JMP         pf_mode_done_89
 
-pf_t1_23:
+pf_other_89:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_23:
+pf_mode_done_89:
 	ADDQ $0x00000100, R9
 
 pf_skip_101:
@@ -13579,20 +13579,20 @@ scores2_4_chunk2_2:
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_102
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_24
+	JZ          pf_other_90
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_24
+	JMP         pf_mode_done_90
 
-pf_t1_24:
+pf_other_90:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_24:
+pf_mode_done_90:
 	ADDQ $0x00000100, R9
 
 pf_skip_102:
@@ -13616,20 +13616,20 @@ pf_skip_102:
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_103
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_25
+	JZ          pf_other_91
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_25
+	JMP         pf_mode_done_91
 
-pf_t1_25:
+pf_other_91:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_25:
+pf_mode_done_91:
 	ADDQ $0x00000100, R9
 
 pf_skip_103:
@@ -13660,20 +13660,20 @@ scores2_4_odd_2:
 	CMPQ        R9, 216(SP)
 	JAE         pf_skip_104
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_26
+	JZ          pf_other_92
 	PREFETCHT0  (R9)
 	PREFETCHT0  64(R9)
 	PREFETCHT0  128(R9)
 	PREFETCHT0  192(R9)
-	JMP         pf_l1_done_26
+	JMP         pf_mode_done_92
 
-pf_t1_26:
+pf_other_92:
 	PREFETCHT1 (R9)
 	PREFETCHT1 64(R9)
 	PREFETCHT1 128(R9)
 	PREFETCHT1 192(R9)
 
-pf_l1_done_26:
+pf_mode_done_92:
 	ADDQ $0x00000100, R9
 
 pf_skip_104:
@@ -13852,16 +13852,16 @@ scores_pairs_12:
 	CMPQ        DI, 216(SP)
 	JAE         pf_skip_105
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_27
+	JZ          pf_other_93
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
-	JMP         pf_l1_done_27
+	JMP         pf_mode_done_93
 
-pf_t1_27:
+pf_other_93:
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 
-pf_l1_done_27:
+pf_mode_done_93:
 	ADDQ $0x00000080, DI
 
 pf_skip_105:
@@ -13919,16 +13919,16 @@ scores_pairs_13:
 	CMPQ        DI, 216(SP)
 	JAE         pf_skip_106
 	TESTQ       $0x00000400, mode+104(FP)
-	JZ          pf_t1_28
+	JZ          pf_other_94
 	PREFETCHT0  (DI)
 	PREFETCHT0  64(DI)
-	JMP         pf_l1_done_28
+	JMP         pf_mode_done_94
 
-pf_t1_28:
+pf_other_94:
 	PREFETCHT1 (DI)
 	PREFETCHT1 64(DI)
 
-pf_l1_done_28:
+pf_mode_done_94:
 	ADDQ $0x00000080, DI
 
 pf_skip_106:
@@ -15021,20 +15021,20 @@ pv2_single_9:
 	CMPQ         R10, 240(SP)
 	JAE          pf_skip_109
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_29
+	JZ           pf_other_95
 	PREFETCHT0   (R10)
 	PREFETCHT0   64(R10)
 	PREFETCHT0   128(R10)
 	PREFETCHT0   192(R10)
-	JMP          pf_l1_done_29
+	JMP          pf_mode_done_95
 
-pf_t1_29:
+pf_other_95:
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	PREFETCHT1 128(R10)
 	PREFETCHT1 192(R10)
 
-pf_l1_done_29:
+pf_mode_done_95:
 	ADDQ $0x00000100, R10
 
 pf_skip_109:
@@ -15107,20 +15107,20 @@ pv2_single_10:
 	CMPQ         R10, 240(SP)
 	JAE          pf_skip_110
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_30
+	JZ           pf_other_96
 	PREFETCHT0   (R10)
 	PREFETCHT0   64(R10)
 	PREFETCHT0   128(R10)
 	PREFETCHT0   192(R10)
-	JMP          pf_l1_done_30
+	JMP          pf_mode_done_96
 
-pf_t1_30:
+pf_other_96:
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	PREFETCHT1 128(R10)
 	PREFETCHT1 192(R10)
 
-pf_l1_done_30:
+pf_mode_done_96:
 	ADDQ $0x00000100, R10
 
 pf_skip_110:
@@ -15179,20 +15179,20 @@ pv2_single_11:
 	CMPQ         R10, 240(SP)
 	JAE          pf_skip_111
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_31
+	JZ           pf_other_97
 	PREFETCHT0   (R10)
 	PREFETCHT0   64(R10)
 	PREFETCHT0   128(R10)
 	PREFETCHT0   192(R10)
-	JMP          pf_l1_done_31
+	JMP          pf_mode_done_97
 
-pf_t1_31:
+pf_other_97:
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	PREFETCHT1 128(R10)
 	PREFETCHT1 192(R10)
 
-pf_l1_done_31:
+pf_mode_done_97:
 	ADDQ $0x00000100, R10
 
 pf_skip_111:
@@ -15242,20 +15242,20 @@ pv2_single_12:
 	CMPQ         R10, 240(SP)
 	JAE          pf_skip_112
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_32
+	JZ           pf_other_98
 	PREFETCHT0   (R10)
 	PREFETCHT0   64(R10)
 	PREFETCHT0   128(R10)
 	PREFETCHT0   192(R10)
-	JMP          pf_l1_done_32
+	JMP          pf_mode_done_98
 
-pf_t1_32:
+pf_other_98:
 	PREFETCHT1 (R10)
 	PREFETCHT1 64(R10)
 	PREFETCHT1 128(R10)
 	PREFETCHT1 192(R10)
 
-pf_l1_done_32:
+pf_mode_done_98:
 	ADDQ $0x00000100, R10
 
 pf_skip_112:
@@ -15385,16 +15385,16 @@ pv_pair_32:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_113
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_33
+	JZ           pf_other_99
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
 	PREFETCHT0   256(R8)
 	PREFETCHT0   320(R8)
-	JMP          pf_l1_done_33
+	JMP          pf_mode_done_99
 
-pf_t1_33:
+pf_other_99:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	PREFETCHT1 128(R8)
@@ -15402,7 +15402,7 @@ pf_t1_33:
 	PREFETCHT1 256(R8)
 	PREFETCHT1 320(R8)
 
-pf_l1_done_33:
+pf_mode_done_99:
 	ADDQ $0x00000180, R8
 
 pf_skip_113:
@@ -15444,18 +15444,18 @@ pv_single_32:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_114
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_34
+	JZ           pf_other_100
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
-	JMP          pf_l1_done_34
+	JMP          pf_mode_done_100
 
-pf_t1_34:
+pf_other_100:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	PREFETCHT1 128(R8)
 
-pf_l1_done_34:
+pf_mode_done_100:
 	ADDQ $0x000000c0, R8
 
 pf_skip_114:
@@ -15545,20 +15545,20 @@ pv_pair_33:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_115
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_35
+	JZ           pf_other_101
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
 	PREFETCHT0   128(R8)
 	PREFETCHT0   192(R8)
-	JMP          pf_l1_done_35
+	JMP          pf_mode_done_101
 
-pf_t1_35:
+pf_other_101:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 	PREFETCHT1 128(R8)
 	PREFETCHT1 192(R8)
 
-pf_l1_done_35:
+pf_mode_done_101:
 	ADDQ $0x00000100, R8
 
 pf_skip_115:
@@ -15592,16 +15592,16 @@ pv_single_33:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_116
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_36
+	JZ           pf_other_102
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
-	JMP          pf_l1_done_36
+	JMP          pf_mode_done_102
 
-pf_t1_36:
+pf_other_102:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 
-pf_l1_done_36:
+pf_mode_done_102:
 	ADDQ $0x00000080, R8
 
 pf_skip_116:
@@ -15669,16 +15669,16 @@ pv_pair_34:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_117
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_37
+	JZ           pf_other_103
 	PREFETCHT0   (R8)
 	PREFETCHT0   64(R8)
-	JMP          pf_l1_done_37
+	JMP          pf_mode_done_103
 
-pf_t1_37:
+pf_other_103:
 	PREFETCHT1 (R8)
 	PREFETCHT1 64(R8)
 
-pf_l1_done_37:
+pf_mode_done_103:
 	ADDQ $0x00000080, R8
 
 pf_skip_117:
@@ -15706,14 +15706,14 @@ pv_single_34:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_118
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_38
+	JZ           pf_other_104
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_38
+	JMP          pf_mode_done_104
 
-pf_t1_38:
+pf_other_104:
 	PREFETCHT1 (R8)
 
-pf_l1_done_38:
+pf_mode_done_104:
 	ADDQ $0x00000040, R8
 
 pf_skip_118:
@@ -15769,14 +15769,14 @@ pv_pair_35:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_119
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_39
+	JZ           pf_other_105
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_39
+	JMP          pf_mode_done_105
 
-pf_t1_39:
+pf_other_105:
 	PREFETCHT1 (R8)
 
-pf_l1_done_39:
+pf_mode_done_105:
 	ADDQ $0x00000040, R8
 
 pf_skip_119:
@@ -15800,14 +15800,14 @@ pv_single_35:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_120
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_40
+	JZ           pf_other_106
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_40
+	JMP          pf_mode_done_106
 
-pf_t1_40:
+pf_other_106:
 	PREFETCHT1 (R8)
 
-pf_l1_done_40:
+pf_mode_done_106:
 	ADDQ $0x00000040, R8
 
 pf_skip_120:
@@ -15853,14 +15853,14 @@ pv_pair_36:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_121
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_41
+	JZ           pf_other_107
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_41
+	JMP          pf_mode_done_107
 
-pf_t1_41:
+pf_other_107:
 	PREFETCHT1 (R8)
 
-pf_l1_done_41:
+pf_mode_done_107:
 	ADDQ $0x00000040, R8
 
 pf_skip_121:
@@ -15882,14 +15882,14 @@ pv_single_36:
 	CMPQ         R8, 240(SP)
 	JAE          pf_skip_122
 	TESTQ        $0x00000400, mode+104(FP)
-	JZ           pf_t1_42
+	JZ           pf_other_108
 	PREFETCHT0   (R8)
-	JMP          pf_l1_done_42
+	JMP          pf_mode_done_108
 
-pf_t1_42:
+pf_other_108:
 	PREFETCHT1 (R8)
 
-pf_l1_done_42:
+pf_mode_done_108:
 	ADDQ $0x00000040, R8
 
 pf_skip_122:

@@ -470,12 +470,13 @@ func printTable(w io.Writer, dir string) error {
 					}
 				}
 			}
-			if t.bound && j.notMet && memoryBound(roof, r) {
+			memBound := memoryBound(roof, r)
+			if t.bound && j.notMet && memBound {
 				v += readReach(byTier[tier], t.min)
 			}
 			paired := "-"
 			if t.bound {
-				if memoryBound(roof, r) {
+				if memBound {
 					if r.PctOfRead.Valid() {
 						paired = fmt.Sprintf("%.0f %% of read", float64(r.PctOfRead))
 					}
@@ -582,10 +583,7 @@ func readReach(rounds []*results.Record, min float64) string {
 	}
 	slices.Sort(shares)
 	n := len(shares)
-	med := shares[n/2]
-	if n%2 == 0 {
-		med = (shares[n/2-1] + med) / 2
-	}
+	med := median(shares)
 	out := 0
 	for _, s := range shares {
 		if s < min {
@@ -609,6 +607,15 @@ func readReach(rounds []*results.Record, min float64) string {
 		v += fmt.Sprintf(" (past any kernel's reach%s)", in)
 	}
 	return v
+}
+
+// median of sorted v (not empty).
+func median(v []float64) float64 {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // judgement is a target's line for one tier: its share cell, status,
@@ -666,19 +673,20 @@ func judge(rounds []*results.Record, bound bool, min float64, noResult func(*res
 	}
 	slices.SortFunc(ok, func(a, b *results.Record) int { return cmp.Compare(shareOf(a), shareOf(b)) })
 	n := len(ok)
-	med := float64(shareOf(ok[n/2]))
-	if n%2 == 0 {
-		med = (float64(shareOf(ok[n/2-1])) + med) / 2
+	shares := make([]float64, n)
+	for i, r := range ok {
+		shares[i] = float64(shareOf(r))
 	}
+	med := median(shares)
 	met := 0
-	for _, r := range ok {
-		if float64(shareOf(r)) >= min {
+	for _, s := range shares {
+		if s >= min {
 			met++
 		}
 	}
 	j := judgement{share: fmt.Sprintf("%.0f %%", med), status: results.StatusOK, rep: ok[(n-1)/2]}
 	if n > 1 {
-		j.share += fmt.Sprintf(" (%.0f–%.0f)", float64(shareOf(ok[0])), float64(shareOf(ok[n-1])))
+		j.share += fmt.Sprintf(" (%.0f–%.0f)", shares[0], shares[n-1])
 	}
 	if n < len(rounds) {
 		j.status = fmt.Sprintf("ok in %d of %d", n, len(rounds))

@@ -1537,22 +1537,9 @@ func (p *prefetcher) stepN(lines int) {
 		MOVQ(p.nearOff, n)
 		ADDQ(p.curReg, n)
 		if p.nearT1 {
-			t0, nearDone := NewLabel("pf_t0"), NewLabel("pf_near_done")
-			TESTQ(U32(modeNearT1), paramAddr("mode"))
-			JZ(LabelRef(t0))
-			for l := range lines {
-				PREFETCHT1(Mem{Base: n, Disp: 64 * l})
-			}
-			JMP(LabelRef(nearDone))
-			Label(t0)
-			for l := range lines {
-				PREFETCHT0(Mem{Base: n, Disp: 64 * l})
-			}
-			Label(nearDone)
+			prefetchRunByMode(modeNearT1, PREFETCHT1, PREFETCHT0, n, lines)
 		} else {
-			for l := range lines {
-				PREFETCHT0(Mem{Base: n, Disp: 64 * l})
-			}
+			prefetchRun(PREFETCHT0, n, lines)
 		}
 		if p.far {
 			noFar := NewLabel("pf_nofar")
@@ -1564,31 +1551,37 @@ func (p *prefetcher) stepN(lines int) {
 			MOVQ(p.curReg, f)
 			SUBQ(n, f)
 			LEAQ(Mem{Base: p.curReg, Index: f, Scale: farTiles}, f)
-			for l := range lines {
-				PREFETCHT1(Mem{Base: f, Disp: 64 * l})
-			}
+			prefetchRun(PREFETCHT1, f, lines)
 			Label(noFar)
 		}
 	} else if p.l1 {
-		t1, l1Done := NewLabel("pf_t1"), NewLabel("pf_l1_done")
-		TESTQ(U32(modeL1), paramAddr("mode"))
-		JZ(LabelRef(t1))
-		for l := range lines {
-			PREFETCHT0(Mem{Base: p.curReg, Disp: 64 * l})
-		}
-		JMP(LabelRef(l1Done))
-		Label(t1)
-		for l := range lines {
-			PREFETCHT1(Mem{Base: p.curReg, Disp: 64 * l})
-		}
-		Label(l1Done)
+		prefetchRunByMode(modeL1, PREFETCHT0, PREFETCHT1, p.curReg, lines)
 	} else {
-		for l := range lines {
-			PREFETCHT1(Mem{Base: p.curReg, Disp: 64 * l})
-		}
+		prefetchRun(PREFETCHT1, p.curReg, lines)
 	}
 	ADDQ(U32(64*lines), p.curReg)
 	Label(skip)
+}
+
+// prefetchRun prefetches the lines consecutive cache lines from base with
+// hint (PREFETCHT0 or PREFETCHT1).
+func prefetchRun(hint func(Op), base Register, lines int) {
+	for l := range lines {
+		hint(Mem{Base: base, Disp: 64 * l})
+	}
+}
+
+// prefetchRunByMode is prefetchRun with hint set where the mode argument
+// has bit, with unset otherwise (a test of the bit per step).
+func prefetchRunByMode(bit int, set, unset func(Op), base Register, lines int) {
+	other, done := NewLabel("pf_other"), NewLabel("pf_mode_done")
+	TESTQ(U32(bit), paramAddr("mode"))
+	JZ(LabelRef(other))
+	prefetchRun(set, base, lines)
+	JMP(LabelRef(done))
+	Label(other)
+	prefetchRun(unset, base, lines)
+	Label(done)
 }
 
 // stepRows is a rows prefetcher's step: the row at cur (the lines at cur,
