@@ -196,6 +196,25 @@ func (t tier) scoresBy(four bool, buf, q, k, cnt, db GPVirtual, rl, scale Mem, p
 		// a window of 4 rows in which to read a vector of each at a time
 		// rather than 8 (at hd 128 f32 the 8 rows are a whole 4 KB page,
 		// whose interleaved reading is what the prefetchers do not follow).
+		//
+		// For f16 the eight rows as one set (each q vector loaded once for
+		// eight rows) pay in cache and lose from DRAM. On an AMD EPYC
+		// family 26 model 2 (Zen 5, 2026-12-02; one thread, share of the
+		// paired kv-read, sweeps alternated, medians of 3–4 rounds, the set
+		// against the halves): a lone head at hd 128 in L3 (ctx 4096) 66.3
+		// % against 61.6, hd 256 65.7 against 60.5; from DRAM (ctx 32768
+		// --cold) hd 128 75.5 and 74.7 against 74.9 and 76.6, hd 256 74.9
+		// against 76.2, hd 64 76.8 against 85.5; MHA (8:8, hd 128) 73.4–75.9
+		// against 74.7–77.0; position-major (8:8) 55.3 against 61.8. Built
+		// as a mode bit (one set at rows of 256 bytes or more), in one
+		// process (BenchmarkPaths, 40 and 60 rounds, the halves' time over
+		// the set's): lone head in L3 1.07, from DRAM 0.99–1.03; MHA 1.05
+		// and 0.95. Not kept: a decode's cache mostly comes from DRAM. Nor
+		// is it the chains of four accumulators: two a row in each half
+		// (eight chains) took BenchmarkF16Floor's decode-flash to 32.4 % of
+		// read in L2 (ctx 1024) and 60.1–60.5 in L3 against the halves'
+		// 32.1 and 60.2–63.6 (the set 34.9 and 68.1–68.4); nor the prefetch
+		// steps (left out, timing only: 33.5 and 58.8).
 		halves := [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}
 		if t.W == 8 {
 			halves = [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}}
