@@ -3791,6 +3791,11 @@ func (t tier) q8DotPair(qb q8q, m0, m1 Mem, acc VecVirtual) {
 // row), lost at both levels (3 rounds, against 81–85 and 83–88 for none):
 // PREFETCHT0 8 KB on, from DRAM 72–82 %, in L3 60–86 %; 16 KB on, 70–78
 // and 53–64 %; PREFETCHT1 16 or 32 KB on, 68–71 and 57–68 %. Not kept.
+// Nor at the tile's end alone, where the loop stops reading for the
+// softmax (the same host, 2026-12-02; PREFETCHT0 of the first 16 or 32
+// lines of the next K and V before it, or T1 of 32; BenchmarkF16Floor in
+// L3, three runs in turn): decode-flash at 89.6–90.1 % of read with 16
+// lines, 84.8–89.0 with 32 (T1 85.3–91.2), 88.1–91.9 with none.
 //
 // The trade is the one above: rows whole keep the prefetchers' streams
 // from DRAM, rows interleaved (q loaded once for four) the arithmetic in
