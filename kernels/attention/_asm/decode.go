@@ -3024,6 +3024,16 @@ func (t tier) flashDecode() {
 	// kv-read): in L3 (ctx 4096) 69–80 % against 70–86, from DRAM (ctx
 	// 32768 --cold) 55–68 % against 72–84.
 	//
+	// The tile's softmax between the loops is work, not waiting, here as
+	// in the groups: left out (timing only; BenchmarkF16Floor, hd 128, ctx
+	// 4096 in L3, three runs in turn) decode-flash read at 92.7–95.2 % of
+	// read against 87.2–90.3, its exps alone left out 91.2–94.2; but the
+	// exps moved into the fused loop (a vector of weights exp'd in place at
+	// every fourth chunk, their sum kept until the tile's end, the softmax
+	// between the loops its max and rescale alone) 87.4–90.7 against
+	// 87.7–88.7 (four runs), in L2 (ctx 1024) 47.7–47.9 against 48.1–48.2.
+	// Not kept.
+	//
 	// tileExp exps a lone head's lCnt scores at bufL in place, less the
 	// running max, and adds their sum to s.
 	tileExp := func(bufL Mem) {
