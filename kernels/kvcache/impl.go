@@ -82,8 +82,9 @@ var impls = []Impl{{Tier: isa.Generic, copy: store{generic: copyGeneric}, toF16:
 //
 // Each tier keeps its own quantizer. On Zen 5 (family 26 model 2,
 // 2026-12-02, sweep kvcache --kernel batch-copy,kv-copy --kv q8_0 --hd
-// 128 --heads 8 --tokens 512 --isa avx2,avx512, 3 rounds, share of the
-// paired kv-copy) AVX2's read 74.6–78.8 % from DRAM head-major and
+// 128 --heads 8 --ctx 4096 --tokens 512 --layout head,pos --isa
+// avx2,avx512, with --cold and without, 3 rounds, share of the paired
+// kv-copy) AVX2's read 74.6–78.8 % from DRAM head-major and
 // 73.8–76.7 position-major, AVX-512's 69.6–76.5 and 70.4–73.1; in L3
 // AVX-512's 67.4–72.6 and 55.2–59.5, AVX2's 57.7–60.4 and 53.5–56.6.
 func q8Store(t isa.Tier) store {

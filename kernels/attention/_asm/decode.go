@@ -197,24 +197,27 @@ func (t tier) scoresBy(four bool, buf, q, k, cnt, db GPVirtual, rl, scale Mem, p
 		// rather than 8 (at hd 128 f32 the 8 rows are a whole 4 KB page,
 		// whose interleaved reading is what the prefetchers do not follow).
 		//
-		// For f16 the eight rows as one set (each q vector loaded once for
-		// eight rows) pay in cache and lose from DRAM. On an AMD EPYC
-		// family 26 model 2 (Zen 5, 2026-12-02; one thread, share of the
-		// paired kv-read, sweeps alternated, medians of 3–4 rounds, the set
-		// against the halves): a lone head at hd 128 in L3 (ctx 4096) 66.3
-		// % against 61.6, hd 256 65.7 against 60.5; from DRAM (ctx 32768
-		// --cold) hd 128 75.5 and 74.7 against 74.9 and 76.6, hd 256 74.9
-		// against 76.2, hd 64 76.8 against 85.5; MHA (8:8, hd 128) 73.4–75.9
-		// against 74.7–77.0; position-major (8:8) 55.3 against 61.8. Built
-		// as a mode bit (one set at rows of 256 bytes or more), in one
-		// process (BenchmarkPaths, 40 and 60 rounds, the halves' time over
-		// the set's): lone head in L3 1.07, from DRAM 0.99–1.03; MHA 1.05
-		// and 0.95. Not kept: a decode's cache mostly comes from DRAM. Nor
-		// is it the chains of four accumulators: two a row in each half
+		// A cpu-clock profile of AVX2's lone f16 head (hd 128, in L2 and L3)
+		// puts 53–55 % of its samples in these scores and 33–35 % in P·V,
+		// though both widen and multiply the same bytes. The eight rows as
+		// one set (each q vector loaded once for eight rows, not twice for
+		// four) pay in cache and lose from DRAM. On an AMD EPYC family 26
+		// model 2 (Zen 5, 2026-12-02; one thread, share of the paired
+		// kv-read, sweeps alternated, medians of 3–4 rounds, the set against
+		// the halves): a lone head at hd 128 in L3 (ctx 4096) 66.3 % against
+		// 61.6, hd 256 65.7 against 60.5; from DRAM (ctx 32768 --cold) hd 128
+		// 75.5 and 74.7 against 74.9 and 76.6, hd 256 74.9 against 76.2, hd
+		// 64 76.8 against 85.5; MHA (8:8, hd 128) 73.4–75.9 against
+		// 74.7–77.0; position-major (8:8) 55.3 against 61.8. Built as a mode
+		// bit (one set at rows of 256 bytes or more), in one process
+		// (BenchmarkPaths, 40 and 60 rounds, the halves' time over the
+		// set's): lone head in L3 1.07, from DRAM 0.99–1.03; MHA 1.05 and
+		// 0.95. Not kept: a decode's cache mostly comes from DRAM. What holds
+		// the halves is not their four FMA chains: two a row in each half
 		// (eight chains) took BenchmarkF16Floor's decode-flash to 32.4 % of
-		// read in L2 (ctx 1024) and 60.1–60.5 in L3 against the halves'
-		// 32.1 and 60.2–63.6 (the set 34.9 and 68.1–68.4); nor the prefetch
-		// steps (left out, timing only: 33.5 and 58.8).
+		// read in L2 (ctx 1024) and 60.1–60.5 in L3 against the halves' 32.1
+		// and 60.2–63.6 (the set 34.9 and 68.1–68.4); nor the prefetch steps
+		// (left out, timing only: 33.5 and 58.8).
 		halves := [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}
 		if t.W == 8 {
 			halves = [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}}
@@ -3024,15 +3027,15 @@ func (t tier) flashDecode() {
 	// kv-read): in L3 (ctx 4096) 69–80 % against 70–86, from DRAM (ctx
 	// 32768 --cold) 55–68 % against 72–84.
 	//
-	// The tile's softmax between the loops is work, not waiting, here as
-	// in the groups: left out (timing only; BenchmarkF16Floor, hd 128, ctx
-	// 4096 in L3, three runs in turn) decode-flash read at 92.7–95.2 % of
-	// read against 87.2–90.3, its exps alone left out 91.2–94.2; but the
-	// exps moved into the fused loop (a vector of weights exp'd in place at
-	// every fourth chunk, their sum kept until the tile's end, the softmax
-	// between the loops its max and rescale alone) 87.4–90.7 against
-	// 87.7–88.7 (four runs), in L2 (ctx 1024) 47.7–47.9 against 48.1–48.2.
-	// Not kept.
+	// The tile's softmax between the loops is work, not waiting, here as in
+	// the groups: left out (timing only; BenchmarkF16Floor, hd 128, ctx
+	// 4096 in L3, two sets of three runs in turn) decode-flash read at
+	// 92.7–95.2 % of read against 87.2–90.3, its exps alone left out
+	// 91.2–94.2; but the exps moved into the fused loop (a vector of
+	// weights exp'd in place at every fourth chunk, their sum kept until
+	// the tile's end, the softmax between the loops its max and rescale
+	// alone) 87.4–90.7 against 87.7–88.7 (four runs), in L2 (ctx 1024)
+	// 47.7–47.9 against 48.1–48.2. Not kept.
 	//
 	// tileExp exps a lone head's lCnt scores at bufL in place, less the
 	// running max, and adds their sum to s.
