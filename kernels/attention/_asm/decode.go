@@ -3035,7 +3035,11 @@ func (t tier) flashDecode() {
 	// weights exp'd in place at every fourth chunk, their sum kept until
 	// the tile's end, the softmax between the loops its max and rescale
 	// alone) 87.4–90.7 against 87.7–88.7 (four runs), in L2 (ctx 1024)
-	// 47.7–47.9 against 48.1–48.2. Not kept.
+	// 47.7–47.9 against 48.1–48.2. Not kept. Nor is the loop bound by its
+	// widenings: with every other vector of V widened by two integer
+	// instructions instead (VPMOVZXWD and a shift: wrong values, timing
+	// only; three runs in turn) it read 48.3 % of read in L2 and 88.6–89.6
+	// in L3, against 48.1–48.3 and 88.0–88.9.
 	//
 	// tileExp exps a lone head's lCnt scores at bufL in place, less the
 	// running max, and adds their sum to s.
