@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/ckbench/ckbench/internal/stats"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/plots"
 	"github.com/ckbench/ckbench/results"
@@ -128,7 +129,7 @@ func LoadFleet(roots []string, m Metric, f Filter) ([]*Node, error) {
 		in := ins[h]
 		for _, name := range in.Order {
 			if vs := in.values(name, m); len(vs) > 0 && f.Match(name) {
-				n.Values[name] = median(vs)
+				n.Values[name] = stats.Median(vs)
 			}
 		}
 		nodes[i] = n
@@ -195,7 +196,7 @@ func (n *Node) LoadCeilings() error {
 		}
 	}
 	for _, c := range order {
-		c.Value, c.Note = median(vals[c.Name]), ""
+		c.Value, c.Note = stats.Median(vals[c.Name]), ""
 		n.Ceilings = append(n.Ceilings, c)
 	}
 	return nil
@@ -235,19 +236,6 @@ func (sc NodeScore) Cells() []string {
 
 // CellNames head the columns of Cells.
 var CellNames = []string{"microcode", "kernel", "ckbench", "points", "vs model", "furthest ceiling vs model"}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
 
 // CompareFleet groups the nodes by CPU model (the group with most nodes
 // first), makes a row per point with every group's median over its
@@ -299,7 +287,7 @@ func CompareFleet(nodes []*Node, m Metric, tolerance float64) (*Fleet, error) {
 			md, spread := math.NaN(), math.NaN()
 			var s *benchmath.Sample
 			if len(vs) > 0 {
-				md = median(vs)
+				md = stats.Median(vs)
 				spread = 100 * (slices.Max(vs) - slices.Min(vs)) / md
 				groupMedian[gi][name] = md
 				s = benchmath.NewSample(vs, &thr)
@@ -424,7 +412,7 @@ func fleetCeilings(groups []*Group) (out []FleetCeiling, at map[string]int) {
 		for _, vs := range vals[k] {
 			md, spread := math.NaN(), math.NaN()
 			if len(vs) > 0 {
-				md = median(vs)
+				md = stats.Median(vs)
 				spread = 100 * (slices.Max(vs) - slices.Min(vs)) / md
 			}
 			fc.Median, fc.Spread, fc.N = append(fc.Median, md), append(fc.Spread, spread), append(fc.N, len(vs))

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ckbench/ckbench/internal/stats"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/plots"
 	"github.com/ckbench/ckbench/results"
@@ -126,7 +127,7 @@ func ScalingChart(title string, r *roofline.Roofline, recs []results.Record) (c 
 		ths := slices.Sorted(maps.Keys(by[k]))
 		for _, th := range ths {
 			ln.Threads = append(ln.Threads, float64(th))
-			ln.Speedup = append(ln.Speedup, median(by[k][th]))
+			ln.Speedup = append(ln.Speedup, stats.Median(by[k][th]))
 		}
 		c.Lines = append(c.Lines, ln)
 	}
@@ -151,13 +152,4 @@ func ScalingChart(title string, r *roofline.Roofline, recs []results.Record) (c 
 		}
 	}
 	return c, true
-}
-
-func median(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

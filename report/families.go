@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ckbench/ckbench/internal/stats"
 	"github.com/ckbench/ckbench/plots"
 	"github.com/ckbench/ckbench/results"
 )
@@ -223,7 +224,7 @@ func tileHeatmap(rs []results.Record) []figure {
 			for i, tk := range tkl {
 				row[i] = math.NaN()
 				if v := vals[key{tier, tk, hd}]; len(v) > 0 {
-					row[i] = median(v)
+					row[i] = stats.Median(v)
 				}
 			}
 			c.Z = append(c.Z, row)

@@ -3,8 +3,8 @@ package roofline
 import (
 	"fmt"
 	"math"
-	"slices"
 
+	"github.com/ckbench/ckbench/internal/stats"
 	"github.com/ckbench/ckbench/machine"
 )
 
@@ -98,7 +98,7 @@ func Plateaus(curve []Point, c Caches) []Level {
 		if len(v) == 0 {
 			continue
 		}
-		lv := Level{Name: w.name, Lo: w.lo, Hi: min(w.hi, curve[len(curve)-1].Bytes), Points: len(v), GBs: medianOf(v), CVPct: cvPct(v)}
+		lv := Level{Name: w.name, Lo: w.lo, Hi: min(w.hi, curve[len(curve)-1].Bytes), Points: len(v), GBs: stats.Median(v), CVPct: cvPct(v)}
 		if !lv.Flat() {
 			lv.Note = fmt.Sprintf("window not flat (CV %.0f%%)", lv.CVPct)
 		}
@@ -165,7 +165,7 @@ func L3FromCurve(curve []Point, c Caches) int64 {
 	for _, p := range past[len(past)-2:] {
 		far = append(far, p.GBs)
 	}
-	plateau, dram := medianOf(near), medianOf(far)
+	plateau, dram := stats.Median(near), stats.Median(far)
 	if plateau < 1.25*dram {
 		return 0
 	}
@@ -202,16 +202,6 @@ func joinNote(a, b string) string {
 		return b
 	}
 	return a + "; " + b
-}
-
-func medianOf(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func cvPct(v []float64) float64 {

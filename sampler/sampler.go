@@ -11,6 +11,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/ckbench/ckbench/internal/stats"
 )
 
 // Config sets how a call is timed (see Measure).
@@ -421,7 +423,7 @@ func (s *Stats) summarize() {
 	sorted := slices.Clone(s.Samples)
 	slices.Sort(sorted)
 	s.Min, s.Max = sorted[0], sorted[len(sorted)-1]
-	s.Median = median(sorted)
+	s.Median = stats.Median(sorted)
 	dev := make([]float64, len(sorted))
 	var sum float64
 	for i, x := range sorted {
@@ -429,7 +431,7 @@ func (s *Stats) summarize() {
 		sum += x
 	}
 	slices.Sort(dev)
-	s.MAD = median(dev)
+	s.MAD = stats.Median(dev)
 	mean := sum / float64(len(sorted))
 	var ss float64
 	for _, x := range sorted {
@@ -438,13 +440,4 @@ func (s *Stats) summarize() {
 	if len(sorted) > 1 {
 		s.CV = math.Sqrt(ss/float64(len(sorted)-1)) / mean
 	}
-}
-
-// median of sorted xs.
-func median(xs []float64) float64 {
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
 }

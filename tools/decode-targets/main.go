@@ -55,6 +55,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/ckbench/ckbench/internal/stats"
 	"github.com/ckbench/ckbench/kernels/isa"
 	"github.com/ckbench/ckbench/machine"
 	"github.com/ckbench/ckbench/results"
@@ -583,7 +584,7 @@ func readReach(rounds []*results.Record, min float64) string {
 	}
 	slices.Sort(shares)
 	n := len(shares)
-	med := median(shares)
+	med := stats.Median(shares)
 	out := 0
 	for _, s := range shares {
 		if s < min {
@@ -607,15 +608,6 @@ func readReach(rounds []*results.Record, min float64) string {
 		v += fmt.Sprintf(" (past any kernel's reach%s)", in)
 	}
 	return v
-}
-
-// median of sorted v (not empty).
-func median(v []float64) float64 {
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // judgement is a target's line for one tier: its share cell, status,
@@ -677,7 +669,7 @@ func judge(rounds []*results.Record, bound bool, min float64, noResult func(*res
 	for i, r := range ok {
 		shares[i] = float64(shareOf(r))
 	}
-	med := median(shares)
+	med := stats.Median(shares)
 	met := 0
 	for _, s := range shares {
 		if s >= min {
