@@ -157,7 +157,8 @@ type Record struct {
 	// The roofline bound (see roofline.Bound): the memory level the
 	// working set lives in, min(compute peak of the tier, AI × that level's
 	// bandwidth), and gflops as a percentage of it (for kernels without
-	// FLOPs: gbs as a percentage of the level's bandwidth).
+	// FLOPs: gbs as a percentage of the level's bandwidth). The peak is at
+	// ClockGHz where the point has one (sweeps.BoundBy).
 	Level       string `json:"level"`
 	BoundGFlops Float  `json:"bound_gflops"`
 	PctOfBound  Float  `json:"pct_of_bound"`

@@ -19,6 +19,9 @@ type Bound struct {
 	Peak   float64 // compute ceiling of its tier (GFLOP/s), 0 if unknown
 	Kind   string  // the compute ceiling Peak is (a Compute kind, or Q8Attn's harmonic mean)
 	GFlops float64 // min(Peak, AI × GBs)
+	// ClockGHz is the core clock Peak is taken at (AtClock): 0 for the
+	// roofline's own, the clock its compute ceilings ran at.
+	ClockGHz float64
 }
 
 // LevelOf names the level a working set of ws bytes per thread lives in,
@@ -141,6 +144,31 @@ func (b Bound) AtLeast(gbs, ai float64) Bound {
 	return b.atAI(ai)
 }
 
+// AtClock is b with its compute ceiling taken at core clock ghz, the
+// clock a point ran at, where the roofline's ceilings ran at peakGHz
+// (PeakClockGHz): Peak × ghz / peakGHz, and its bound recomputed at
+// arithmetic intensity ai. A compute ceiling is FLOPs per cycle times the
+// clock, and a host's clock moves. On a 2-vCPU Zen 5 guest (AMD EPYC
+// family 26 model 2, 2026-12-02) streaming from DRAM took it from
+// 3.62–3.63 GHz to 3.46–3.56 and the AVX-512 FMA rate right after from
+// 229 GFLOP/s to 200–218 (BenchmarkClockUnderStream, 6 runs); its decode
+// sweeps from DRAM ran at 2.7–3.3 GHz where the roofline's FMAs had run
+// at 3.37 and its sweeps in L3 at 3.3–3.4: held to the roofline's
+// ceiling, a compute-bound point from DRAM was held to up to a fifth more
+// than its clock allowed. A clock above peakGHz raises the ceiling as
+// much. Without either clock (0, NaN), or without a compute ceiling: b.
+func (b Bound) AtClock(ghz, peakGHz, ai float64) Bound {
+	if !(ghz > 0) || !(peakGHz > 0) || math.IsInf(ghz, 0) || b.Peak <= 0 {
+		return b
+	}
+	b.Peak *= ghz / peakGHz
+	b.ClockGHz = ghz
+	if b.GBs <= 0 {
+		return b
+	}
+	return b.atAI(ai)
+}
+
 // atAI sets b's bound at arithmetic intensity ai: min(Peak, ai × GBs).
 func (b Bound) atAI(ai float64) Bound {
 	b.GFlops = ai * b.GBs
@@ -189,6 +217,21 @@ func (r *Roofline) Ceiling(kind string, t isa.Tier, threads int) (Compute, bool)
 		}
 	}
 	return found, ok
+}
+
+// PeakClockGHz is the core clock tier t's compute ceilings on threads
+// ran at: its FP32 FMA rate over that kernel's FLOPs per cycle, which
+// fmaShare measured with a clock chain timed back to back with it (its
+// share of the FMA units, PctOfPorts), so that the clock cancels out of
+// it. 0 where the roofline has no such share (a CPU without an FMAUnits
+// line, a roofline without the tier).
+func (r *Roofline) PeakClockGHz(t isa.Tier, threads int) float64 {
+	c, ok := r.Ceiling("fp32-fma", t, threads)
+	if !ok || c.FMA == nil || c.FMA.Lanes <= 0 || c.PctOfPorts <= 0 || c.Threads < 1 || c.Value <= 0 {
+		return 0
+	}
+	perCycle := c.PctOfPorts / 100 * float64(c.FMA.Lanes) * 2 * float64(c.Threads)
+	return c.Value / perCycle
 }
 
 // peak is r's compute ceiling of kind for tier t on threads, 0 if it has

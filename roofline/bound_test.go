@@ -114,6 +114,52 @@ func TestBoundAtLeast(t *testing.T) {
 	}
 }
 
+// TestBoundAtClock: the compute ceiling scales with the clock a point ran
+// at against the one the roofline's ran at, down or up, and the bound
+// follows where it is that ceiling; a memory bound stays; without either
+// clock, or a ceiling, the bound is as it was.
+func TestBoundAtClock(t *testing.T) {
+	b := Bound{Level: "DRAM", GBs: 30, Peak: 200, GFlops: 200} // AI 8: 240 GB/s×FLOP/B past the roof
+	if got := b.AtClock(3, 4, 8); got.Peak != 150 || got.GFlops != 150 || got.ClockGHz != 3 {
+		t.Errorf("at 3 GHz of 4: %+v, want peak and bound 150 at 3 GHz", got)
+	}
+	if got := b.AtClock(5, 4, 8); got.Peak != 250 || got.GFlops != 240 {
+		t.Errorf("at 5 GHz of 4: %+v, want peak 250 and the memory bound 240", got)
+	}
+	mem := Bound{Level: "DRAM", GBs: 30, Peak: 200, GFlops: 60} // AI 2
+	if got := mem.AtClock(3, 4, 2); got.GFlops != 60 || got.Peak != 150 {
+		t.Errorf("memory-bound at 3 GHz of 4: %+v, want the bound 60, peak 150", got)
+	}
+	for _, c := range [][2]float64{{math.NaN(), 4}, {0, 4}, {3, 0}, {math.Inf(1), 4}, {3, math.NaN()}} {
+		if got := b.AtClock(c[0], c[1], 8); got != b {
+			t.Errorf("AtClock(%v, %v): %+v, want %+v unchanged", c[0], c[1], got, b)
+		}
+	}
+	if got := (Bound{Level: "DRAM", GBs: 30}).AtClock(3, 4, 8); got.GFlops != 0 || got.Peak != 0 {
+		t.Errorf("no compute ceiling: %+v, want none", got)
+	}
+}
+
+// TestPeakClockGHz: the clock the roofline's ceilings ran at is the FP32
+// FMA rate over its FLOPs per cycle (the share of the units times their
+// lanes × 2); without that share, none.
+func TestPeakClockGHz(t *testing.T) {
+	u := FMAUnits{Pipes: 2, Bits: 512, Lanes: 32}
+	r := &Roofline{Compute: []Compute{
+		{Kind: "fp32-fma", Tier: isa.AVX512, Threads: 1, Value: 160, FMA: &u, PctOfPorts: 100}, // 64 FLOP a cycle
+		{Kind: "fp32-fma", Tier: isa.AVX2, Threads: 1, Value: 100},
+	}}
+	if got := r.PeakClockGHz(isa.AVX512, 1); got != 2.5 {
+		t.Errorf("avx512: %v GHz, want 2.5", got)
+	}
+	if got := r.PeakClockGHz(isa.AVX2, 1); got != 0 {
+		t.Errorf("avx2 without a share of its units: %v GHz, want 0", got)
+	}
+	if got := r.PeakClockGHz(isa.AVX512, 2); got != 0 {
+		t.Errorf("no 2-thread ceiling: %v GHz, want 0", got)
+	}
+}
+
 func TestBoundLevels(t *testing.T) {
 	r := testRoofline()
 	for _, c := range []struct {

@@ -21,6 +21,16 @@ import (
 // bound, and flagged points above_bound that were not. Where the
 // roofline's level is unusable (its window was not flat), the paired
 // read's rate is the level's bandwidth alone; without one, no bound.
+//
+// The compute ceiling is the roofline's at the core clock the point ran
+// at (clock_ghz, timed beside its samples; roofline.Bound.AtClock): the
+// roofline's FLOPs per cycle times that clock. The same host runs its
+// FMAs at one clock in the roofline's minute and at another in a sweep's
+// (a Zen 5 guest's sweeps from DRAM ran at 2.7–3.3 GHz, its roofline's
+// FMAs at 3.37), and a ceiling at a clock the point did not have is one
+// it could not reach, or one it could pass. Without a clock (n threads,
+// a build without the probe) or a roofline without FLOPs per cycle
+// (PeakClockGHz), the roofline's ceiling as it is.
 func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 	return func(rec *results.Record, ws int64) {
 		if !rec.Bytes.Valid() || !rec.AI.Valid() {
@@ -32,6 +42,7 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 		b := r.BoundOf(ComputeRoof(rec), isa.Tier(rec.ISA), max(rec.Th, 1), float64(rec.AI), ws, cold)
 		rec.Level = b.Level
 		b = b.AtLeast(float64(rec.ReadGBs), float64(rec.AI))
+		b = b.AtClock(float64(rec.ClockGHz), r.PeakClockGHz(isa.Tier(rec.ISA), max(rec.Th, 1)), float64(rec.AI))
 		if b.GBs <= 0 {
 			return // a level without a usable ceiling and no paired read
 		}

@@ -1,6 +1,7 @@
 package sweeps
 
 import (
+	"math"
 	"testing"
 
 	"github.com/ckbench/ckbench/results"
@@ -54,5 +55,44 @@ func TestBoundByUnusableLevel(t *testing.T) {
 	annotate(&alone, 0)
 	if alone.Level != "DRAM" || alone.BoundGFlops.Valid() || alone.PctOfBound.Valid() {
 		t.Errorf("no paired read: level %s, bound %v, %v %%; want DRAM and no bound", alone.Level, alone.BoundGFlops, alone.PctOfBound)
+	}
+}
+
+// TestBoundByClock: a 1-thread point's compute ceiling is the roofline's
+// at the clock the point ran at (clock_ghz), so that a compute-bound
+// point's share does not move with the host's clock; a memory-bound
+// point keeps its bandwidth bound; a point without a clock, the
+// roofline's ceiling.
+func TestBoundByClock(t *testing.T) {
+	u := roofline.FMAUnits{Pipes: 2, Bits: 512, Lanes: 32}
+	r := &roofline.Roofline{Version: 1}
+	r.Compute = []roofline.Compute{{Kind: "fp32-fma", Tier: "avx512", Threads: 1, Value: 200, FMA: &u, PctOfPorts: 100}} // 64 FLOP a cycle at 3.125 GHz
+	r.Levels = []roofline.Level{{Name: "DRAM", Threads: 1, GBs: 30}}
+	annotate := BoundBy(r, true)
+	rec := func(ai, gflops, ghz float64) results.Record {
+		x := results.NewRecord()
+		x.Family, x.Kernel, x.ISA, x.KV, x.H, x.KVH, x.Th = "attention", "decode-flash-gqa", "avx512", "f16", 64, 8, 1
+		x.Bytes, x.AI, x.Flops, x.GFlops, x.ClockGHz = 1<<28, results.Float(ai), 1<<31, results.Float(gflops), results.Float(ghz)
+		return x
+	}
+	slow := rec(8, 120, 2.5) // 64 × 2.5 = 160 GFLOP/s at its clock
+	annotate(&slow, 0)
+	if slow.BoundGFlops != 160 || slow.PctOfBound != 75 {
+		t.Errorf("compute-bound at 2.5 GHz: bound %v, %v %%; want 160, 75 %%", slow.BoundGFlops, slow.PctOfBound)
+	}
+	fast := rec(8, 120, 3.75) // 240 at its clock, AI × 30 GB/s = 240
+	annotate(&fast, 0)
+	if fast.BoundGFlops != 240 || fast.PctOfBound != 50 {
+		t.Errorf("compute-bound at 3.75 GHz: bound %v, %v %%; want 240, 50 %%", fast.BoundGFlops, fast.PctOfBound)
+	}
+	mem := rec(2, 45, 2.5) // 60 GFLOP/s from DRAM, under 160
+	annotate(&mem, 0)
+	if mem.BoundGFlops != 60 || mem.PctOfBound != 75 {
+		t.Errorf("memory-bound at 2.5 GHz: bound %v, %v %%; want 60, 75 %%", mem.BoundGFlops, mem.PctOfBound)
+	}
+	none := rec(8, 120, math.NaN())
+	annotate(&none, 0)
+	if none.BoundGFlops != 200 || none.PctOfBound != 60 {
+		t.Errorf("no clock: bound %v, %v %%; want the roofline's 200, 60 %%", none.BoundGFlops, none.PctOfBound)
 	}
 }

@@ -408,11 +408,13 @@ func printTable(w io.Writer, dir string) error {
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
 	// "paired": a bound-judged point's share of a ceiling taken beside it.
 	// Where its bound is its level's bandwidth (memoryBound), of its
-	// paired kv-read; where it is the tier's compute roof, of that roof at
-	// the clock the point ran at (atClock). The bound's bandwidth and peak
-	// are the roofline's, measured minutes before at the host's speed
-	// then; where the two shares move apart between runs it is the host,
-	// not the kernel, that moved.
+	// paired kv-read (the bound's bandwidth is the roofline's, measured
+	// minutes before at the host's speed then: where the two shares move
+	// apart between runs it is the host, not the kernel, that moved);
+	// where it is the tier's compute roof, of that roof at the clock the
+	// point ran at (atClock: the sweep's own bound, sweeps.BoundBy; a
+	// folder from before it was bound by the roofline's clock), and beside
+	// it the share at the clock the roofline's ceilings ran at.
 	row("target", "tier", "tk", "share", "paired", "status", "verdict")
 	for _, t := range targets {
 		// Each round's best point a tier.
@@ -483,6 +485,9 @@ func printTable(w io.Writer, dir string) error {
 					}
 				} else if share, ghz, ok := atClock(roof, r); ok {
 					paired = fmt.Sprintf("%.0f %% at %.2f GHz", share, ghz)
+					if rs, rg, ok := atRoofClock(roof, r); ok && rg > 0 {
+						paired += fmt.Sprintf(" (%.0f %% at the roofline's %.2f)", rs, rg)
+					}
 				}
 			}
 			row(t.what+fmt.Sprintf(" ≥ %g %% of %s", t.min, of), tier, tk, j.share, paired, j.status, v)
@@ -697,33 +702,53 @@ func memoryBound(roof *roofline.Roofline, r *results.Record) bool {
 	if roof == nil || !r.BoundGFlops.Valid() || !r.AI.Valid() {
 		return true
 	}
-	b := computeCeiling(roof, r)
-	return b.Peak <= 0 || float64(r.BoundGFlops) < 0.999*b.Peak
+	// The ceiling at r's clock or at the roofline's, whichever is lower:
+	// a folder from before sweeps.BoundBy took a point's clock holds the
+	// roofline's.
+	peak := min(computeCeiling(roof, r).Peak, roofCeiling(roof, r).Peak)
+	return peak <= 0 || float64(r.BoundGFlops) < 0.999*peak
 }
 
-// computeCeiling is the roofline's bound of r with its compute ceiling
-// (Peak, Kind): the one the sweep bound it by, sweeps.ComputeRoof.
+// computeCeiling is r's compute ceiling (Peak, Kind) as the sweep bound
+// it by (sweeps.ComputeRoof), at the clock r ran at where it has one
+// (roofline.Bound.AtClock, as sweeps.BoundBy takes it).
 func computeCeiling(roof *roofline.Roofline, r *results.Record) roofline.Bound {
+	return roofCeiling(roof, r).AtClock(float64(r.ClockGHz), roof.PeakClockGHz(isa.Tier(r.ISA), max(r.Th, 1)), float64(r.AI))
+}
+
+// roofCeiling is r's compute ceiling at the clock the roofline's ran at.
+func roofCeiling(roof *roofline.Roofline, r *results.Record) roofline.Bound {
 	return roof.BoundOf(ckbsweeps.ComputeRoof(r), isa.Tier(r.ISA), r.Th, float64(r.AI), 0, false)
 }
 
 // atClock is r's share of its compute ceiling at the clock r ran at
-// (results.Record.ClockGHz), and that clock: the ceiling's FLOPs per
-// cycle (its rate over the clock its tier's FMA peak ran at, load_ghz)
-// times r's clock. False where r or the roofline has no clock, or r no
-// rate.
+// (results.Record.ClockGHz), and that clock: the roofline's FLOPs per
+// cycle times r's clock, what the sweep now bounds a compute-bound point
+// by (a folder from before took the roofline's ceiling as it was). False
+// where r or the roofline has no clock, or r no rate.
 func atClock(roof *roofline.Roofline, r *results.Record) (share, ghz float64, ok bool) {
-	if roof == nil || !r.ClockGHz.Valid() || r.ClockGHz <= 0 || !r.GFlops.Valid() {
+	if roof == nil || !r.GFlops.Valid() {
 		return 0, 0, false
 	}
 	b := computeCeiling(roof, r)
-	fma, _ := roof.Ceiling("fp32-fma", isa.Tier(r.ISA), r.Th)
-	load := fma.LoadGHz
-	if b.Peak <= 0 || load <= 0 {
+	if b.ClockGHz <= 0 || b.Peak <= 0 {
 		return 0, 0, false
 	}
-	ghz = float64(r.ClockGHz)
-	return 100 * float64(r.GFlops) / (b.Peak / load * ghz), ghz, true
+	return 100 * float64(r.GFlops) / b.Peak, b.ClockGHz, true
+}
+
+// atRoofClock is r's share of its compute ceiling as the roofline
+// measured it, and the clock that ran at (roofline.PeakClockGHz, 0 where
+// unknown): the share a point's clock does not enter.
+func atRoofClock(roof *roofline.Roofline, r *results.Record) (share, ghz float64, ok bool) {
+	if roof == nil || !r.GFlops.Valid() {
+		return 0, 0, false
+	}
+	b := roofCeiling(roof, r)
+	if b.Peak <= 0 {
+		return 0, 0, false
+	}
+	return 100 * float64(r.GFlops) / b.Peak, roof.PeakClockGHz(isa.Tier(r.ISA), max(r.Th, 1)), true
 }
 
 // better: r answers a target better than the point held so far, best: an

@@ -212,11 +212,14 @@ func TestRounds(t *testing.T) {
 func noneAbove(*results.Record) string { return "" }
 
 // TestAtClock: a compute-bound point's share of its roof at its own
-// clock is its rate over the roof's FLOPs per cycle (its rate over its
-// FMAs' clock) times that clock; without a clock on either side, none.
+// clock is its rate over the roof's FLOPs per cycle (its FMA units' share
+// times their lanes × 2) times that clock, and its share at the
+// roofline's clock its rate over the roof as measured; without a clock
+// on either side, no share at its own.
 func TestAtClock(t *testing.T) {
+	u := roofline.FMAUnits{Pipes: 2, Bits: 512, Lanes: 32}
 	roof := &roofline.Roofline{Compute: []roofline.Compute{
-		{Kind: "fp32-fma", Tier: isa.AVX512, Threads: 1, Value: 200, LoadGHz: 3.125}, // 64 FLOP a cycle
+		{Kind: "fp32-fma", Tier: isa.AVX512, Threads: 1, Value: 200, FMA: &u, PctOfPorts: 100}, // 64 FLOP a cycle, at 3.125 GHz
 	}}
 	r := results.NewRecord()
 	r.Family, r.Kernel, r.KV, r.ISA, r.H, r.KVH, r.Th = "attention", "decode-flash-gqa", "f32", "avx512", 64, 8, 1
@@ -224,13 +227,16 @@ func TestAtClock(t *testing.T) {
 	if share, ghz, ok := atClock(roof, &r); !ok || share != 75 || ghz != 2.5 {
 		t.Errorf("atClock = %v %v %v, want 75 at 2.5 GHz", share, ghz, ok)
 	}
+	if share, ghz, ok := atRoofClock(roof, &r); !ok || share != 60 || ghz != 3.125 {
+		t.Errorf("atRoofClock = %v %v %v, want 60 at 3.125 GHz", share, ghz, ok)
+	}
 	noClock := r
 	noClock.ClockGHz = results.Missing()
-	noLoad := &roofline.Roofline{Compute: []roofline.Compute{{Kind: "fp32-fma", Tier: isa.AVX512, Threads: 1, Value: 200}}}
+	noShare := &roofline.Roofline{Compute: []roofline.Compute{{Kind: "fp32-fma", Tier: isa.AVX512, Threads: 1, Value: 200, LoadGHz: 3.125}}}
 	for what, c := range map[string]struct {
 		roof *roofline.Roofline
 		r    *results.Record
-	}{"no point clock": {roof, &noClock}, "no roofline clock": {noLoad, &r}, "no roofline": {nil, &r}} {
+	}{"no point clock": {roof, &noClock}, "no roofline FLOPs per cycle": {noShare, &r}, "no roofline": {nil, &r}} {
 		if _, _, ok := atClock(c.roof, c.r); ok {
 			t.Errorf("%s: a share", what)
 		}
