@@ -150,13 +150,15 @@ func (b Bound) AtLeast(gbs, ai float64) Bound {
 // arithmetic intensity ai. A compute ceiling is FLOPs per cycle times the
 // clock, and a host's clock moves. On a 2-vCPU Zen 5 guest (AMD EPYC
 // family 26 model 2, 2026-12-02) streaming from DRAM took it from
-// 3.62–3.63 GHz to 3.46–3.56 and the AVX-512 FMA rate right after from
-// 229 GFLOP/s to 200–218 (BenchmarkClockUnderStream, 6 runs); its decode
-// sweeps from DRAM ran at 2.7–3.3 GHz where the roofline's FMAs had run
-// at 3.37 and its sweeps in L3 at 3.3–3.4: held to the roofline's
-// ceiling, a compute-bound point from DRAM was held to up to a fifth more
-// than its clock allowed. A clock above peakGHz raises the ceiling as
-// much. Without either clock (0, NaN), or without a compute ceiling: b.
+// 3.62–3.67 GHz to 3.34–3.59 and the AVX-512 FMA rate right after from
+// 228–230 GFLOP/s to 200–225 (BenchmarkClockUnderStream, 9 runs); its
+// decode sweeps from DRAM ran at 2.7–3.3 GHz where the roofline's FMAs
+// had run at 3.37 and its sweeps in L3 at 3.3–3.4: held to the
+// roofline's ceiling, a compute-bound point from DRAM was held to up to
+// a fifth more than its clock allowed. A clock above peakGHz raises the
+// ceiling as much (an hour later the same guest's sweeps in L3 ran at
+// 3.57–3.59 GHz, its roofline's FMAs at 3.38). Without either clock (0,
+// NaN), or without a compute ceiling: b.
 func (b Bound) AtClock(ghz, peakGHz, ai float64) Bound {
 	if !(ghz > 0) || !(peakGHz > 0) || math.IsInf(ghz, 0) || b.Peak <= 0 {
 		return b

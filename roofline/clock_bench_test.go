@@ -1,10 +1,10 @@
 package roofline
 
 import (
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/ckbench/ckbench/internal/stats"
 	"github.com/ckbench/ckbench/kernels/isa"
 )
 
@@ -21,8 +21,8 @@ import (
 // (GFLOP/s). Where the clock is what moved, the FMA rates move with it.
 //
 // On a 2-vCPU AMD EPYC family 26 model 2 guest (Zen 5, 2026-12-02, one
-// process, six runs of 10 rounds): ghz_dram 3.46–3.56 against ghz_cache
-// 3.62–3.63, fma_dram 200–218 against fma_cache 229 (AVX-512).
+// process, nine runs of 10 rounds): ghz_dram 3.34–3.59 against ghz_cache
+// 3.62–3.67, fma_dram 200–225 against fma_cache 228–230 (AVX-512).
 //
 //	go test -run '^$' -bench ClockUnderStream -benchtime 10x ./roofline
 func BenchmarkClockUnderStream(b *testing.B) {
@@ -91,10 +91,9 @@ func BenchmarkClockUnderStream(b *testing.B) {
 			}
 		}, &gc, &fc)
 	}
-	med := func(x []float64) float64 { x = slices.Clone(x); slices.Sort(x); return x[len(x)/2] }
-	b.ReportMetric(med(gd), "ghz_dram")
-	b.ReportMetric(med(gc), "ghz_cache")
-	b.ReportMetric(med(fd), "fma_dram")
-	b.ReportMetric(med(fc), "fma_cache")
+	b.ReportMetric(stats.Median(gd), "ghz_dram")
+	b.ReportMetric(stats.Median(gc), "ghz_cache")
+	b.ReportMetric(stats.Median(fd), "fma_dram")
+	b.ReportMetric(stats.Median(fc), "fma_cache")
 	_, _ = sink, fsink
 }
