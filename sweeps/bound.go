@@ -42,7 +42,7 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 		b := r.BoundOf(ComputeRoof(rec), isa.Tier(rec.ISA), max(rec.Th, 1), float64(rec.AI), ws, cold)
 		rec.Level = b.Level
 		b = b.AtLeast(float64(rec.ReadGBs), float64(rec.AI))
-		b = b.AtClock(float64(rec.ClockGHz), r.PeakClockGHz(isa.Tier(rec.ISA), max(rec.Th, 1)), float64(rec.AI))
+		b = AtPointClock(r, rec, b)
 		if b.GBs <= 0 {
 			return // a level without a usable ceiling and no paired read
 		}
@@ -60,6 +60,13 @@ func BoundBy(r *roofline.Roofline, cold bool) func(*results.Record, int64) {
 			}
 		}
 	}
+}
+
+// AtPointClock is b, a bound of rec on r, with its compute ceiling at the
+// clock rec ran at (roofline.Bound.AtClock against r.PeakClockGHz), as
+// BoundBy takes it; b where rec or r has no clock.
+func AtPointClock(r *roofline.Roofline, rec *results.Record, b roofline.Bound) roofline.Bound {
+	return b.AtClock(float64(rec.ClockGHz), r.PeakClockGHz(isa.Tier(rec.ISA), max(rec.Th, 1)), float64(rec.AI))
 }
 
 // ComputeRoof is the compute ceiling (a roofline kind) a record is held

@@ -713,7 +713,7 @@ func memoryBound(roof *roofline.Roofline, r *results.Record) bool {
 // it by (sweeps.ComputeRoof), at the clock r ran at where it has one
 // (roofline.Bound.AtClock, as sweeps.BoundBy takes it).
 func computeCeiling(roof *roofline.Roofline, r *results.Record) roofline.Bound {
-	return roofCeiling(roof, r).AtClock(float64(r.ClockGHz), roof.PeakClockGHz(isa.Tier(r.ISA), max(r.Th, 1)), float64(r.AI))
+	return ckbsweeps.AtPointClock(roof, r, roofCeiling(roof, r))
 }
 
 // roofCeiling is r's compute ceiling at the clock the roofline's ran at.
@@ -727,28 +727,32 @@ func roofCeiling(roof *roofline.Roofline, r *results.Record) roofline.Bound {
 // by (a folder from before took the roofline's ceiling as it was). False
 // where r or the roofline has no clock, or r no rate.
 func atClock(roof *roofline.Roofline, r *results.Record) (share, ghz float64, ok bool) {
-	if roof == nil || !r.GFlops.Valid() {
+	if roof == nil {
 		return 0, 0, false
 	}
 	b := computeCeiling(roof, r)
-	if b.ClockGHz <= 0 || b.Peak <= 0 {
-		return 0, 0, false
-	}
-	return 100 * float64(r.GFlops) / b.Peak, b.ClockGHz, true
+	share, ok = shareOf(r, b)
+	return share, b.ClockGHz, ok && b.ClockGHz > 0
 }
 
 // atRoofClock is r's share of its compute ceiling as the roofline
 // measured it, and the clock that ran at (roofline.PeakClockGHz, 0 where
 // unknown): the share a point's clock does not enter.
 func atRoofClock(roof *roofline.Roofline, r *results.Record) (share, ghz float64, ok bool) {
-	if roof == nil || !r.GFlops.Valid() {
+	if roof == nil {
 		return 0, 0, false
 	}
-	b := roofCeiling(roof, r)
-	if b.Peak <= 0 {
-		return 0, 0, false
+	share, ok = shareOf(r, roofCeiling(roof, r))
+	return share, roof.PeakClockGHz(isa.Tier(r.ISA), max(r.Th, 1)), ok
+}
+
+// shareOf is r's rate as a share of b's compute ceiling, in %; false
+// without a rate or a ceiling.
+func shareOf(r *results.Record, b roofline.Bound) (float64, bool) {
+	if !r.GFlops.Valid() || b.Peak <= 0 {
+		return 0, false
 	}
-	return 100 * float64(r.GFlops) / b.Peak, roof.PeakClockGHz(isa.Tier(r.ISA), max(r.Th, 1)), true
+	return 100 * float64(r.GFlops) / b.Peak, true
 }
 
 // better: r answers a target better than the point held so far, best: an
