@@ -3025,7 +3025,13 @@ func (t tier) flashDecode() {
 	// after the second's; the same order of rows; Zen 5 family 26 model
 	// 2, 2026-12-02, sweeps alternated, 4 rounds, share of the paired
 	// kv-read): in L3 (ctx 4096) 69–80 % against 70–86, from DRAM (ctx
-	// 32768 --cold) 55–68 % against 72–84.
+	// 32768 --cold) 55–68 % against 72–84. Nor the tile's max kept in a
+	// register as its scores are flushed (one VMAXPS of a chunk's four,
+	// reduced at the tile's end, maxOf only where the tile is not whole
+	// chunks; the same host, 2026-12-02, sweeps alternated, 5 rounds, hd
+	// 128): in L3 89.3–93.5 % (median 90.0) against 89.3–92.4 (90.0),
+	// from DRAM 92.4–97.9 (95.9) against 93.5–100.3 (96.4);
+	// BenchmarkF16Floor's decode 88.9–90.9 against 89.2–90.1.
 	//
 	// The tile's softmax between the loops is work, not waiting, here as in
 	// the groups: left out (timing only; BenchmarkF16Floor, hd 128, ctx
