@@ -229,10 +229,10 @@ func (r *Roofline) Ceiling(kind string, t isa.Tier, threads int) (Compute, bool)
 // line, a roofline without the tier).
 func (r *Roofline) PeakClockGHz(t isa.Tier, threads int) float64 {
 	c, ok := r.Ceiling("fp32-fma", t, threads)
-	if !ok || c.FMA == nil || c.FMA.Lanes <= 0 || c.PctOfPorts <= 0 || c.Threads < 1 || c.Value <= 0 {
+	perCycle, known := c.flopsPerCycle()
+	if !ok || !known || c.Value <= 0 {
 		return 0
 	}
-	perCycle := c.PctOfPorts / 100 * float64(c.FMA.Lanes) * 2 * float64(c.Threads)
 	return c.Value / perCycle
 }
 

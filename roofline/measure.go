@@ -117,11 +117,23 @@ func (c Compute) SlowedNote() (string, bool) {
 // RateSlackPct below what its share of the FMA units at its clock implies
 // (flagRate), and that implied rate.
 func (c Compute) RateSlowed() (implied float64, slowed bool) {
-	if c.Kind != "fp32-fma" || c.FMA == nil || c.PctOfPorts <= 0 || c.LoadGHz <= 0 || c.Threads < 1 {
+	perCycle, ok := c.flopsPerCycle()
+	if !ok || c.LoadGHz <= 0 {
 		return 0, false
 	}
-	implied = c.PctOfPorts / 100 * float64(c.FMA.Lanes) * 2 * c.LoadGHz * float64(c.Threads)
+	implied = perCycle * c.LoadGHz
 	return implied, c.Value < (1-RateSlackPct/100.0)*implied
+}
+
+// flopsPerCycle is c's FLOPs per core cycle, all threads together, where
+// c is an fp32-fma rate with a share of its FMA units (fmaShare, timed
+// back to back with a clock chain so that the clock cancels out of it):
+// that share of the units' lanes × 2 FLOP, times the threads.
+func (c Compute) flopsPerCycle() (float64, bool) {
+	if c.Kind != "fp32-fma" || c.FMA == nil || c.FMA.Lanes <= 0 || c.PctOfPorts <= 0 || c.Threads < 1 {
+		return 0, false
+	}
+	return c.PctOfPorts / 100 * float64(c.FMA.Lanes) * 2 * float64(c.Threads), true
 }
 
 // fmaShare measures, on every CPU of set at once, the share of its FMA
